@@ -1,0 +1,24 @@
+// One jest run covers every kind of test: pure specs beside their subject
+// (*.spec.ts), integration specs on the real Postgres and Redis (*.int-spec.ts)
+// and end-to-end specs that start the built apps as processes (*.e2e-spec.ts).
+// swc transpiles without type-checking; `npm run build` (run first by
+// `npm test`) is the type check.
+const { readFileSync } = require('node:fs');
+const swcrc = JSON.parse(readFileSync(`${__dirname}/.swcrc`, 'utf8'));
+delete swcrc.jsc.baseUrl;
+delete swcrc.jsc.paths;
+delete swcrc.$schema;
+
+module.exports = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  testMatch: ['<rootDir>/{apps,libs,test,scripts}/**/*.{spec,int-spec,e2e-spec}.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  moduleNameMapper: {
+    '^@chronicle/testing$': '<rootDir>/test/support',
+    '^@chronicle/(.*)$': '<rootDir>/libs/$1/src',
+  },
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  testTimeout: 30000,
+  maxWorkers: 2,
+};
