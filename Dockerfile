@@ -1,0 +1,23 @@
+# One image for the three apps; docker-compose.yml picks the entry point.
+FROM node:20-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json nest-cli.json ./
+COPY apps ./apps
+COPY libs ./libs
+COPY scripts ./scripts
+COPY bench ./bench
+COPY test/support ./test/support
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER node
+EXPOSE 3000
+# Overridden per service in docker-compose.yml.
+CMD ["node", "dist/apps/api/src/main.js"]

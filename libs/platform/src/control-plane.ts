@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Controller,
+  DynamicModule,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import {
+  ClientProxy,
+  ClientProxyFactory,
+  EventPattern,
+  Payload,
+  Transport,
+  type MicroserviceOptions,
+} from '@nestjs/microservices';
+import { firstValueFrom } from 'rxjs';
+
+// The control plane: signals that fan out to every process and need no queue
+// (cancel a turn in flight; ask the workers who is alive and busy). It rides
+// on @nestjs/microservices' Redis transport, i.e. Redis pub/sub: a message
+// reaches whoever is subscribed now and is never stored, which is right for a
+// signal and wrong for work (work goes through BullMQ).
+//
+// Pub/sub channels are global to a Redis server, so every payload names its
+// installation (the queue prefix) and a process ignores other installations'
+// signals: two deployments, or two test files, can share one Redis.
+
+export const CONTROL_PATTERNS = {
+  cancelTurn: 'chronicle.turn.cancel',
+  rollCall: 'chronicle.workers.roll-call',
+  present: 'chronicle.workers.present',
+} as const;
+
+export type AppName = 'api' | 'context-worker' | 'memory-worker';
+
+export interface JobInFlight {
+  jobId: string;
+  queue: string;
+  adventureId: string;
+  turnId?: string;
+  since: string;
+}
+
+export interface WorkerPresence {
+  id: string;
+  app: AppName;
+  pid: number;
+  since: string;
+  jobsInFlight: JobInFlight[];
+}
+
+interface Envelope {
+  installation: string;
+}
+interface CancelTurnSignal extends Envelope {
+  adventureId: string;
+  turnId: string;
+}
+interface RollCallSignal extends Envelope {
+  requestId: string;
+}
+interface PresentSignal extends Envelope {
+  requestId: string;
+  worker: WorkerPresence;
+}
+
+export interface ControlPlaneOptions {
+  redisUrl: string;
+  installation: string;
+  app: AppName;
+}
+
+const CONTROL_OPTIONS = Symbol('CONTROL_OPTIONS');
+const CONTROL_CLIENT = Symbol('CONTROL_CLIENT');
+
+function redisTransport(redisUrl: string) {
+  const url = new URL(redisUrl);
+  return {
+    transport: Transport.REDIS as const,
+    options: {
+      host: url.hostname,
+      port: Number(url.port || 6379),
+      password: url.password ? decodeURIComponent(url.password) : undefined,
+      username: url.username ? decodeURIComponent(url.username) : undefined,
+      db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : undefined,
+      tls: url.protocol === 'rediss:' ? {} : undefined,
+    },
+  };
+}
+
+/** Options for `app.connectMicroservice` / `NestFactory.createMicroservice`. */
+export function controlPlaneTransport(redisUrl: string): MicroserviceOptions {
+  return redisTransport(redisUrl);
+}
+
+@Injectable()
+export class ControlPlane implements OnApplicationShutdown {
+  readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`;
+  private readonly startedAt = new Date().toISOString();
+  private readonly jobs = new Map<string, JobInFlight>();
+  private readonly aborts = new Map<string, AbortController>();
+  private readonly rollCalls = new Map<string, WorkerPresence[]>();
+
+  constructor(
+    @Inject(CONTROL_OPTIONS) private readonly options: ControlPlaneOptions,
+    @Inject(CONTROL_CLIENT) private readonly client: ClientProxy,
+  ) {}
+
+  // ---- cancel a turn in flight ----
+
+  /** Broadcasts a cancel; whichever worker runs the turn aborts its model stream. */
+  async cancelTurn(adventureId: string, turnId: string): Promise<void> {
+    await this.emit(CONTROL_PATTERNS.cancelTurn, { adventureId, turnId });
+  }
+
+  /** A worker registers the turn it runs; the returned signal fires on cancel. */
+  registerTurn(turnId: string): { signal: AbortSignal; release: () => void } {
+    const controller = new AbortController();
+    this.aborts.set(turnId, controller);
+    return {
+      signal: controller.signal,
+      release: () => {
+        if (this.aborts.get(turnId) === controller) this.aborts.delete(turnId);
+      },
+    };
+  }
+
+  onCancelTurn(signal: CancelTurnSignal): void {
+    if (signal.installation !== this.options.installation) return;
+    this.aborts.get(signal.turnId)?.abort(new TurnCancelledSignal(signal.turnId));
+  }
+
+  // ---- who is alive and busy ----
+
+  trackJob(job: JobInFlight): () => void {
+    this.jobs.set(job.jobId, job);
+    return () => this.jobs.delete(job.jobId);
+  }
+
+  presence(): WorkerPresence {
+    return {
+      id: this.workerId,
+      app: this.options.app,
+      pid: process.pid,
+      since: this.startedAt,
+      jobsInFlight: [...this.jobs.values()],
+    };
+  }
+
+  /** Asks every worker to answer, and collects the answers that arrive within `waitMs`. */
+  async rollCall(waitMs = 500): Promise<WorkerPresence[]> {
+    const requestId = randomUUID();
+    this.rollCalls.set(requestId, []);
+    try {
+      await this.emit(CONTROL_PATTERNS.rollCall, { requestId });
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      return (this.rollCalls.get(requestId) ?? []).sort((a, b) =>
+        a.app === b.app ? a.id.localeCompare(b.id) : a.app.localeCompare(b.app),
+      );
+    } finally {
+      this.rollCalls.delete(requestId);
+    }
+  }
+
+  async onRollCall(signal: RollCallSignal): Promise<void> {
+    if (signal.installation !== this.options.installation) return;
+    if (this.options.app === 'api') return;
+    await this.emit(CONTROL_PATTERNS.present, {
+      requestId: signal.requestId,
+      worker: this.presence(),
+    });
+  }
+
+  onPresent(signal: PresentSignal): void {
+    if (signal.installation !== this.options.installation) return;
+    this.rollCalls.get(signal.requestId)?.push(signal.worker);
+  }
+
+  private async emit(pattern: string, payload: object): Promise<void> {
+    await firstValueFrom(
+      this.client.emit(pattern, { installation: this.options.installation, ...payload }),
+      { defaultValue: undefined },
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    for (const controller of this.aborts.values()) controller.abort(new Error('shutting down'));
+    await this.client.close();
+  }
+}
+
+export class TurnCancelledSignal extends Error {
+  constructor(readonly turnId: string) {
+    super(`turn ${turnId} was cancelled`);
+    this.name = 'TurnCancelledSignal';
+  }
+}
+
+@Controller()
+export class ControlPlaneController {
+  constructor(private readonly controlPlane: ControlPlane) {}
+
+  @EventPattern(CONTROL_PATTERNS.cancelTurn)
+  cancelTurn(@Payload() signal: CancelTurnSignal): void {
+    this.controlPlane.onCancelTurn(signal);
+  }
+
+  @EventPattern(CONTROL_PATTERNS.rollCall)
+  async rollCall(@Payload() signal: RollCallSignal): Promise<void> {
+    await this.controlPlane.onRollCall(signal);
+  }
+
+  @EventPattern(CONTROL_PATTERNS.present)
+  present(@Payload() signal: PresentSignal): void {
+    this.controlPlane.onPresent(signal);
+  }
+}
+
+/**
+ * The control plane for one process. The app must also listen on the
+ * transport (`app.connectMicroservice(controlPlaneTransport(redisUrl))` then
+ * `startAllMicroservices()`), so the controller's patterns are subscribed.
+ */
+@Module({})
+export class ControlPlaneModule {
+  static forRoot(options: ControlPlaneOptions): DynamicModule {
+    return {
+      module: ControlPlaneModule,
+      global: true,
+      controllers: [ControlPlaneController],
+      providers: [
+        { provide: CONTROL_OPTIONS, useValue: options },
+        {
+          provide: CONTROL_CLIENT,
+          useFactory: () => ClientProxyFactory.create(redisTransport(options.redisUrl)),
+        },
+        ControlPlane,
+      ],
+      exports: [ControlPlane],
+    };
+  }
+}

@@ -1,0 +1,5 @@
+export * from './config';
+export * from './logger';
+export * from './preflight';
+export * from './bootstrap';
+export * from './control-plane';

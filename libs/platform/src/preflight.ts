@@ -1,0 +1,93 @@
+import { Client } from 'pg';
+import Redis from 'ioredis';
+import type { AppConfig } from './config';
+
+// Checked before Nest boots: a missing service is the most common first-run
+// problem, and it deserves one sentence naming the service and how to start
+// it, not a wall of reconnect stack traces.
+
+export class ServiceUnavailableError extends Error {
+  constructor(
+    readonly service: 'Postgres' | 'Redis',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ServiceUnavailableError';
+  }
+}
+
+const PREFLIGHT_TIMEOUT_MS = 5000;
+
+function describe(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  return e.code ?? e.message ?? String(error);
+}
+
+function where(connection: string): string {
+  const url = new URL(connection);
+  return `${url.hostname}:${url.port || (url.protocol.startsWith('redis') ? 6379 : 5432)}`;
+}
+
+/** Connects to Postgres; creates the configured database when the server answers but it is missing. */
+export async function ensurePostgres(databaseUrl: string): Promise<void> {
+  const target = new URL(databaseUrl);
+  const database = decodeURIComponent(target.pathname.replace(/^\//, '')) || 'postgres';
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new Client({
+    connectionString: admin.toString(),
+    connectionTimeoutMillis: PREFLIGHT_TIMEOUT_MS,
+  });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new ServiceUnavailableError(
+      'Postgres',
+      `Postgres is not answering at ${where(databaseUrl)} (${describe(error)}). Start it ` +
+        `(Debian: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start; ` +
+        `Docker: docker compose up -d postgres) or point DATABASE_URL at a running server.`,
+    );
+  }
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`).catch((error) => {
+        // Another process starting at the same moment may have created it.
+        if ((error as { code?: string }).code !== '42P04') throw error;
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+export async function ensureRedis(redisUrl: string): Promise<void> {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: PREFLIGHT_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new ServiceUnavailableError(
+      'Redis',
+      `Redis is not answering at ${where(redisUrl)} (${describe(error)}). Start it ` +
+        `(redis-server --daemonize yes --bind 127.0.0.1 --port 6379; ` +
+        `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
+    );
+  } finally {
+    redis.disconnect();
+  }
+}
+
+export async function ensureServices(
+  config: Pick<AppConfig, 'databaseUrl' | 'redisUrl'>,
+): Promise<void> {
+  await ensurePostgres(config.databaseUrl);
+  await ensureRedis(config.redisUrl);
+}
