@@ -1,1 +1,10 @@
 export * from './narrative.types';
+export * from './narrative.limits';
+export { EMIT_REMINDER, EMIT_RULE } from './emit-rule.prompt';
+export { parseReply } from './reply.parser';
+export { referee } from './narrative.referee';
+export { evolve, initialNarrativeState } from './narrative.state';
+export { foldNarrative, foldTurn } from './narrative.fold';
+export { CANON_HEADING, renderCanon } from './narrative.canon';
+export { STATE_HEADING, renderForPrompt, renderRejections } from './narrative.render';
+export { InvalidCorrectionError, applyCorrection, applyCorrections } from './narrative.correction';
