@@ -1,0 +1,20 @@
+export * from './model-client.types';
+export {
+  ModelError,
+  isModelError,
+  parseRetryAfter,
+  scrubSecret,
+  type ModelErrorInit,
+  type ModelErrorKind,
+} from './model.error';
+export { CONTINUE_INSTRUCTION, chatMessages, completionPrompt } from './narration.prompt';
+export {
+  OpenAiModelClient,
+  reasoningParams,
+  type OpenAiModelClientOptions,
+} from './openai-model.client';
+export { OFFLINE_MODEL, OfflineNarrator, offlineReply } from './offline.narrator';
+export { cosineSimilarity, type Embedder } from './embedder';
+export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai.embedder';
+export { OFFLINE_EMBEDDING_MODEL, OfflineEmbedder, offlineEmbedding } from './offline.embedder';
+export { createEmbedder, createModelClient, isOfflineConfig } from './model-client.factory';
