@@ -1,4 +1,69 @@
-// Runs once before every jest run. The event-store lib fills this in: it
-// checks Postgres and Redis answer and migrates the template database that
-// each integration test file clones.
-export default async function globalSetup(): Promise<void> {}
+// Runs once before every jest run: checks that Postgres and Redis answer (and
+// says how to start them if not), then rebuilds the template database that
+// each integration test file clones, so the template always carries the
+// current migrations. Imports are relative: jest's module aliases do not
+// apply to global setup.
+import Redis from 'ioredis';
+import { createDatabase } from '../../libs/event-store/src/database';
+import { migrateToLatest } from '../../libs/event-store/src/migrate';
+import {
+  TEMPLATE_DATABASE,
+  TEST_POSTGRES_URL,
+  TEST_REDIS_URL,
+  testDatabaseUrl,
+  withAdminClient,
+} from './database';
+
+export default async function globalSetup(): Promise<void> {
+  await checkPostgres();
+  await checkRedis();
+  await withAdminClient(async (client) => {
+    // Serialises concurrent jest runs on one machine around the rebuild.
+    await client.query('SELECT pg_advisory_lock(7301884112019624)');
+    try {
+      await client.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
+      await client.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
+      const db = createDatabase(testDatabaseUrl(TEMPLATE_DATABASE), 1);
+      try {
+        await migrateToLatest(db);
+      } finally {
+        // Nobody may stay connected to a template while it is being copied.
+        await db.destroy();
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(7301884112019624)');
+    }
+  });
+}
+
+async function checkPostgres(): Promise<void> {
+  try {
+    await withAdminClient((client) => client.query('SELECT 1'));
+  } catch (error) {
+    throw new Error(
+      `Postgres does not answer at ${TEST_POSTGRES_URL} (${(error as Error).message}).\n` +
+        'Start it (see DEVELOPERS.md) or point TEST_POSTGRES_URL at a server where user postgres may create databases.',
+    );
+  }
+}
+
+async function checkRedis(): Promise<void> {
+  const redis = new Redis(TEST_REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2_000,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new Error(
+      `Redis does not answer at ${TEST_REDIS_URL} (${(error as Error).message}).\n` +
+        'Start it (see DEVELOPERS.md) or point TEST_REDIS_URL at a running server.',
+    );
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,115 @@
+// Thin Nest wiring around the plain classes: one Kysely (one pg Pool) per
+// process, the repositories, the outbox relay, and the pool closed on shutdown.
+import {
+  type DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { QueueProducer } from '@chronicle/queue';
+import type { Kysely } from 'kysely';
+import { createDatabase, type Database } from './database';
+import { EventStoreRepository } from './event-store.repository';
+import { migrateToLatest } from './migrate';
+import { OutboxRelay, type OutboxRelayOptions } from './outbox.relay';
+import { SnapshotRepository } from './snapshot.repository';
+
+/** Injection token of the process's `Kysely<Database>`. */
+export const EVENT_STORE_DB = Symbol('EVENT_STORE_DB');
+const EVENT_STORE_CONFIG = Symbol('EVENT_STORE_CONFIG');
+
+export interface EventStoreConfig {
+  connectionString: string;
+  poolSize: number;
+  /** Run migrations (under the advisory lock) before anything uses the database. */
+  migrate?: boolean;
+  /** Run the outbox sweeper from application bootstrap to shutdown. */
+  sweepOutbox?: boolean;
+  outbox?: OutboxRelayOptions;
+}
+
+export interface EventStoreModuleAsyncOptions {
+  imports?: DynamicModule['imports'];
+  inject?: unknown[];
+  useFactory: (...args: never[]) => EventStoreConfig | Promise<EventStoreConfig>;
+}
+
+@Injectable()
+class EventStoreLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(
+    @Inject(EVENT_STORE_CONFIG) private readonly config: EventStoreConfig,
+    @Inject(EVENT_STORE_DB) private readonly db: Kysely<Database>,
+    @Inject(OutboxRelay) private readonly relay: OutboxRelay | null,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.sweepOutbox && this.relay) this.relay.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.relay?.stop();
+    await this.db.destroy();
+  }
+}
+
+@Global()
+@Module({})
+export class EventStoreModule {
+  static forRoot(config: EventStoreConfig): DynamicModule {
+    return EventStoreModule.forRootAsync({ useFactory: () => config });
+  }
+
+  static forRootAsync(options: EventStoreModuleAsyncOptions): DynamicModule {
+    return {
+      module: EventStoreModule,
+      imports: options.imports ?? [],
+      providers: [
+        {
+          provide: EVENT_STORE_CONFIG,
+          useFactory: options.useFactory,
+          inject: (options.inject ?? []) as never[],
+        },
+        {
+          provide: EVENT_STORE_DB,
+          useFactory: async (config: EventStoreConfig) => {
+            const db = createDatabase(config.connectionString, config.poolSize);
+            if (config.migrate) {
+              try {
+                await migrateToLatest(db);
+              } catch (error) {
+                await db.destroy();
+                throw error;
+              }
+            }
+            return db;
+          },
+          inject: [EVENT_STORE_CONFIG],
+        },
+        {
+          // Without a QueueModule (a migration script, say) there is no relay:
+          // outbox rows then wait for a process that runs the sweeper.
+          provide: OutboxRelay,
+          useFactory: (config: EventStoreConfig, db: Kysely<Database>, producer?: QueueProducer) =>
+            producer ? new OutboxRelay(db, producer, config.outbox) : null,
+          inject: [EVENT_STORE_CONFIG, EVENT_STORE_DB, { token: QueueProducer, optional: true }],
+        },
+        {
+          provide: EventStoreRepository,
+          useFactory: (db: Kysely<Database>, relay: OutboxRelay | null) =>
+            new EventStoreRepository(db, { publisher: relay ?? undefined }),
+          inject: [EVENT_STORE_DB, OutboxRelay],
+        },
+        {
+          provide: SnapshotRepository,
+          useFactory: (db: Kysely<Database>) => new SnapshotRepository(db),
+          inject: [EVENT_STORE_DB],
+        },
+        EventStoreLifecycle,
+      ],
+      exports: [EVENT_STORE_DB, EventStoreRepository, SnapshotRepository, OutboxRelay],
+    };
+  }
+}

@@ -1,0 +1,290 @@
+import { jobOptions, queueOf, safeJobId, type JobName } from '@chronicle/queue';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Database, type EventsTable, parseInt8 } from './database';
+import {
+  EventIdReuseError,
+  type ExpectedVersion,
+  StreamVersionConflictError,
+} from './event-store.errors';
+import type {
+  AppendResult,
+  Checkpoint,
+  NewEvent,
+  OutboxJob,
+  OutboxMessage,
+  OutboxPublisher,
+  StoredEvent,
+} from './event-store.types';
+
+export interface AppendOptions {
+  expectedVersion: ExpectedVersion;
+  outbox?: readonly OutboxJob[];
+  /**
+   * Append inside the caller's transaction. The outbox rows are then NOT
+   * published here (they are not committed yet): publish `result.outbox`
+   * through the relay after the commit, or leave them to the sweeper.
+   */
+  trx?: Kysely<Database>;
+}
+
+export interface ReadStreamOptions {
+  /** First version to return (inclusive). */
+  from?: number;
+  /** Last version to return (inclusive). */
+  to?: number;
+  limit?: number;
+  trx?: Kysely<Database>;
+}
+
+export interface ReadAllOptions {
+  after?: Checkpoint;
+  limit: number;
+}
+
+/** Rewrites an event stored under an old schema version into the current shape, on read. */
+export type Upcaster = (event: StoredEvent) => StoredEvent;
+
+interface AppendRow {
+  status: 'appended' | 'duplicate' | 'partial_duplicate' | 'conflict';
+  current_version: number;
+  next_version: number | null;
+  positions: string[] | null;
+  outbox_ids: string[] | null;
+  outbox_job_ids: string[] | null;
+}
+
+const EVENT_COLUMNS = [
+  'position',
+  'stream_id',
+  'version',
+  'event_id',
+  'type',
+  'schema_version',
+  'data',
+  'metadata',
+  'recorded_at',
+] as const;
+
+type EventRow = Pick<Selectable<EventsTable>, (typeof EVENT_COLUMNS)[number]>;
+
+export class EventStoreRepository {
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly options: { publisher?: OutboxPublisher; upcast?: Upcaster } = {},
+  ) {}
+
+  /**
+   * Appends `events` at the end of the stream if it is at `expectedVersion`,
+   * with the outbox rows, in one call of the `append_to_stream` function (see
+   * its migration). Re-sending a batch whose ids are all stored returns the
+   * original positions and writes nothing.
+   */
+  async appendToStream(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: AppendOptions,
+  ): Promise<AppendResult> {
+    validateBatch(streamId, events);
+    const outboxJobs = (options.outbox ?? []).map(toOutboxRow);
+    const expected =
+      options.expectedVersion === 'any'
+        ? null
+        : options.expectedVersion === 'no_stream'
+          ? 0
+          : options.expectedVersion;
+    const eventsJson = JSON.stringify(
+      events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        schemaVersion: e.schemaVersion,
+        data: e.data,
+        metadata: e.metadata ?? {},
+      })),
+    );
+    const { rows } = await sql<AppendRow>`
+      SELECT * FROM append_to_stream(
+        ${streamId}, ${expected}::integer, ${eventsJson}::jsonb, ${JSON.stringify(outboxJobs)}::jsonb
+      )
+    `.execute(options.trx ?? this.db);
+    const row = rows[0];
+
+    switch (row.status) {
+      case 'conflict':
+        throw new StreamVersionConflictError(
+          streamId,
+          options.expectedVersion,
+          row.current_version,
+        );
+      case 'partial_duplicate':
+        throw new EventIdReuseError(streamId);
+      case 'duplicate':
+        return {
+          positions: (row.positions ?? []).map((p) => parseInt8(p, 'position')),
+          nextVersion: row.next_version ?? row.current_version,
+          duplicate: true,
+          outbox: [],
+        };
+      case 'appended': {
+        const outbox: OutboxMessage[] = outboxJobs.map((job, i) => ({
+          id: parseInt8((row.outbox_ids ?? [])[i], 'outbox id'),
+          queue: job.queue,
+          jobName: job.jobName,
+          jobId: (row.outbox_job_ids ?? [])[i],
+          payload: job.payload,
+        }));
+        const result: AppendResult = {
+          positions: (row.positions ?? []).map((p) => parseInt8(p, 'position')),
+          nextVersion: row.next_version ?? row.current_version,
+          duplicate: false,
+          outbox,
+        };
+        // Outside a caller's transaction the function call has committed.
+        if (!options.trx && outbox.length > 0 && this.options.publisher) {
+          await this.options.publisher.publish(outbox);
+        }
+        return result;
+      }
+      default:
+        throw new Error(`append_to_stream returned an unknown status "${String(row.status)}"`);
+    }
+  }
+
+  /** The stream's events by version, oldest first. */
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+    let query = (options.trx ?? this.db)
+      .selectFrom('events')
+      .select(EVENT_COLUMNS)
+      .where('stream_id', '=', streamId);
+    if (options.from !== undefined) query = query.where('version', '>=', options.from);
+    if (options.to !== undefined) query = query.where('version', '<=', options.to);
+    query = query.orderBy('version');
+    if (options.limit !== undefined) query = query.limit(options.limit);
+    const rows = await query.execute();
+    return rows.map((row) => this.toStoredEvent(row));
+  }
+
+  /** Specific versions of one stream (missing versions are simply absent), by version. */
+  async readStreamVersions(
+    streamId: string,
+    versions: readonly number[],
+    trx?: Kysely<Database>,
+  ): Promise<StoredEvent[]> {
+    if (versions.length === 0) return [];
+    const rows = await (trx ?? this.db)
+      .selectFrom('events')
+      .select(EVENT_COLUMNS)
+      .where('stream_id', '=', streamId)
+      .where(sql<boolean>`version = ANY(${[...versions]}::integer[])`)
+      .orderBy('version')
+      .execute();
+    return rows.map((row) => this.toStoredEvent(row));
+  }
+
+  /** The version of the stream's last event; 0 when it has none. */
+  async streamVersion(streamId: string, trx?: Kysely<Database>): Promise<number> {
+    const row = await (trx ?? this.db)
+      .selectFrom('streams')
+      .select('version')
+      .where('stream_id', '=', streamId)
+      .executeTakeFirst();
+    return row?.version ?? 0;
+  }
+
+  /**
+   * Reads the global log for projection rebuilds, resuming after `after`.
+   *
+   * Why not simply `position > last`: positions come from an identity
+   * sequence when a row is inserted, not when its transaction commits. A
+   * transaction that took position 10 may commit after another one that took
+   * 11; a reader that already passed 11 would never see 10.
+   *
+   * The approach: every event records the id of its writing transaction
+   * (`tx_id`, xid8). `pg_snapshot_xmin(pg_current_snapshot())` is the oldest
+   * transaction still running, so every transaction with a smaller id has
+   * finished: its events are all visible now or never will be. We deliver only
+   * events below that horizon, ordered by `(tx_id, position)`, and checkpoint
+   * the last `(tx_id, position)` delivered. Any transaction that commits
+   * later had an id at or above the horizon we read with, so it sorts after the
+   * checkpoint: nothing is skipped and nothing is delivered twice.
+   *
+   * The price: a long-running transaction holds back delivery of everything
+   * that started after it (never loses it). Appends are one short function
+   * call, so the horizon trails the present by milliseconds.
+   */
+  async readAll(
+    options: ReadAllOptions,
+  ): Promise<{ events: StoredEvent[]; checkpoint: Checkpoint }> {
+    const { after, limit } = options;
+    let query = this.db
+      .selectFrom('events')
+      .select([...EVENT_COLUMNS, 'tx_id'])
+      .where(sql<boolean>`tx_id < pg_snapshot_xmin(pg_current_snapshot())`);
+    if (after) {
+      query = query.where(
+        sql<boolean>`(tx_id, position) > (${after.txId}::xid8, ${after.position}::bigint)`,
+      );
+    }
+    const rows = await query.orderBy('tx_id').orderBy('position').limit(limit).execute();
+    const last = rows.at(-1);
+    return {
+      events: rows.map((row) => this.toStoredEvent(row)),
+      checkpoint: last
+        ? { txId: String(last.tx_id), position: parseInt8(last.position, 'position') }
+        : (after ?? { txId: '0', position: 0 }),
+    };
+  }
+
+  private toStoredEvent(row: EventRow): StoredEvent {
+    const event: StoredEvent = {
+      id: row.event_id,
+      streamId: row.stream_id,
+      version: row.version,
+      position: parseInt8(row.position, 'position'),
+      type: row.type,
+      schemaVersion: row.schema_version,
+      data: row.data,
+      metadata: row.metadata,
+      recordedAt: row.recorded_at,
+    };
+    return this.options.upcast ? this.options.upcast(event) : event;
+  }
+}
+
+interface OutboxRow {
+  queue: string;
+  jobName: JobName;
+  jobId: string | undefined;
+  payload: unknown;
+}
+
+function toOutboxRow(job: OutboxJob): OutboxRow {
+  // The registry chooses the queue and the id, so the row enqueues exactly
+  // the job a direct `enqueue` would have; jobs without a natural id (the
+  // deduplicated memory job) get one derived from their row.
+  const jobId =
+    job.jobId ?? (jobOptions(job.jobName, job.payload as never).jobId as string | undefined);
+  return {
+    queue: queueOf(job.jobName),
+    jobName: job.jobName,
+    jobId: jobId === undefined ? undefined : safeJobId(jobId),
+    payload: job.payload,
+  };
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function validateBatch(streamId: string, events: readonly NewEvent[]): void {
+  if (streamId.length === 0) throw new Error('appendToStream needs a stream id');
+  if (events.length === 0) throw new Error(`appendToStream(${streamId}) needs at least one event`);
+  const ids = new Set<string>();
+  for (const event of events) {
+    if (!UUID.test(event.id)) throw new Error(`event id "${event.id}" is not a uuid`);
+    if (ids.has(event.id.toLowerCase()))
+      throw new Error(`event id ${event.id} appears twice in one batch`);
+    ids.add(event.id.toLowerCase());
+    if (!Number.isInteger(event.schemaVersion) || event.schemaVersion < 1) {
+      throw new Error(`event ${event.type} needs an integer schemaVersion >= 1`);
+    }
+    if (event.data === undefined) throw new Error(`event ${event.type} has no data`);
+  }
+}

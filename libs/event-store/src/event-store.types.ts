@@ -1,0 +1,69 @@
+import type { JobName, JobRequest } from '@chronicle/queue';
+
+export interface NewEvent<Data = unknown> {
+  /** A uuid chosen by the caller: the idempotency key of this event. */
+  id: string;
+  type: string;
+  schemaVersion: number;
+  data: Data;
+  /** Causation/correlation ids, actor, model, usage. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface StoredEvent<Data = unknown> {
+  id: string;
+  streamId: string;
+  /** 1 for a stream's first event, contiguous after that. */
+  version: number;
+  /** Global position; unique and increasing in insert order, not in commit order. */
+  position: number;
+  type: string;
+  schemaVersion: number;
+  data: Data;
+  metadata: Record<string, unknown>;
+  recordedAt: Date;
+}
+
+/** A job to enqueue once the append commits; its id defaults to the registry's. */
+export type OutboxJob = JobRequest & { jobId?: string };
+
+/** An outbox row as written: what the relay hands to BullMQ. */
+export interface OutboxMessage {
+  id: number;
+  queue: string;
+  jobName: JobName;
+  jobId: string;
+  payload: unknown;
+}
+
+export interface AppendResult {
+  /** Global positions of the batch's events, in version order. */
+  positions: number[];
+  /** The stream's version after this batch: the expected version of the next append. */
+  nextVersion: number;
+  /** True when every event id was already stored: nothing was written, the original answer is returned. */
+  duplicate: boolean;
+  /** The outbox rows written with the batch (empty for a duplicate). */
+  outbox: OutboxMessage[];
+}
+
+/** Where a global reader stopped: the last delivered event's transaction id and position. */
+export interface Checkpoint {
+  /** xid8 as a decimal string (64 bits do not fit a JS number). */
+  txId: string;
+  position: number;
+}
+
+export interface Snapshot<State = unknown> {
+  streamId: string;
+  projectorVersion: number;
+  /** The stream version the state includes; load events after it. */
+  version: number;
+  state: State;
+  createdAt: Date;
+}
+
+/** Hands committed outbox rows to the queue; never throws (the sweeper catches up). */
+export interface OutboxPublisher {
+  publish(messages: readonly OutboxMessage[]): Promise<void>;
+}

@@ -1,0 +1,15 @@
+// Migrations are listed here, not found by scanning a folder: the apps may be
+// bundled into one file, where no migrations folder exists at run time.
+// Append new migrations at the end; never edit one that has landed.
+import type { Migration } from 'kysely';
+import * as createEvents from './20251129180000-create-events';
+import * as createOutbox from './20251129180100-create-outbox';
+import * as createSnapshots from './20251129180200-create-snapshots';
+import * as createAppendToStreamFunction from './20251129180300-create-append-to-stream-function';
+
+export const migrations: Record<string, Migration> = {
+  '20251129180000-create-events': createEvents,
+  '20251129180100-create-outbox': createOutbox,
+  '20251129180200-create-snapshots': createSnapshots,
+  '20251129180300-create-append-to-stream-function': createAppendToStreamFunction,
+};

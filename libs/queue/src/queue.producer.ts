@@ -1,0 +1,122 @@
+// Typed producers on plain bullmq `Queue`s sharing one fail-fast connection.
+// Options always come from `jobOptions`, so no caller can enqueue a job with
+// a random id or unbounded retention.
+import { Queue } from 'bullmq';
+import type Redis from 'ioredis';
+import { createProducerConnection, waitForRedis } from './redis-connection.factory';
+import {
+  ALL_QUEUES,
+  type JobName,
+  type JobPayloads,
+  type JobRequest,
+  type QueueName,
+  jobOptions,
+  queueOf,
+  safeJobId,
+} from './queue.registry';
+
+export interface QueueConfig {
+  redisUrl: string;
+  /** BullMQ key prefix; tests use one per file so they never see each other's jobs. */
+  prefix: string;
+}
+
+export interface EnqueueOptions {
+  /** Overrides the registry's id (the outbox stores the id it chose at append time). */
+  jobId?: string;
+}
+
+const ENQUEUE_TIMEOUT_MS = 5_000;
+
+export class QueueProducer {
+  private readonly connection: Redis;
+  private readonly queues = new Map<QueueName, Queue>();
+  private closed = false;
+
+  constructor(
+    readonly config: QueueConfig,
+    private readonly enqueueTimeoutMs = ENQUEUE_TIMEOUT_MS,
+  ) {
+    if (config.prefix.includes(':')) {
+      throw new Error(`queue prefix "${config.prefix}" must not contain ":"`);
+    }
+    this.connection = createProducerConnection(config.redisUrl);
+    // ioredis logs unhandled 'error' events loudly on every reconnect attempt;
+    // failures surface where they matter: as rejected enqueues and in /health.
+    this.connection.on('error', () => undefined);
+  }
+
+  /** Waits (bounded) until Redis answers; call at start-up to fail fast with a clear message. */
+  async waitUntilReady(timeoutMs = 5_000): Promise<void> {
+    await waitForRedis(this.connection, timeoutMs);
+  }
+
+  async enqueue<J extends JobName>(
+    jobName: J,
+    payload: JobPayloads[J],
+    options: EnqueueOptions = {},
+  ): Promise<{ jobId: string | undefined }> {
+    const opts = jobOptions(jobName, payload);
+    if (options.jobId !== undefined) opts.jobId = safeJobId(options.jobId);
+    const queue = this.queue(queueOf(jobName));
+    // Before the first connect BullMQ waits for Redis without a bound; the race
+    // keeps the producer's promise (fail fast) even then. A late add after a
+    // timeout is harmless: the id is deterministic.
+    const job = await withTimeout(
+      queue.add(jobName, payload, opts),
+      this.enqueueTimeoutMs,
+      `enqueue ${jobName} timed out after ${this.enqueueTimeoutMs} ms (is Redis at ${this.config.redisUrl} up?)`,
+    );
+    return { jobId: job.id };
+  }
+
+  /** Enqueues a request built elsewhere (the outbox relay). */
+  enqueueRequest(
+    request: JobRequest,
+    options: EnqueueOptions = {},
+  ): Promise<{ jobId: string | undefined }> {
+    return this.enqueue(request.jobName, request.payload as never, options);
+  }
+
+  /** The bullmq Queue for `name` (created on first use), for inspection and admin. */
+  queue(name: QueueName): Queue {
+    if (this.closed) throw new Error('the queue producer is closed');
+    if (!ALL_QUEUES.includes(name)) throw new Error(`unknown queue "${name}"`);
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.connection, prefix: this.config.prefix });
+      queue.on('error', () => undefined);
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async ping(timeoutMs = 1_000): Promise<boolean> {
+    try {
+      const answer = await withTimeout(this.connection.ping(), timeoutMs, 'ping timed out');
+      return answer === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
+    // The connection is ours (the queues only borrow it), so close it here.
+    try {
+      await withTimeout(this.connection.quit(), 2_000, 'quit timed out');
+    } catch {
+      this.connection.disconnect();
+    }
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

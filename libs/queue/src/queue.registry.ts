@@ -1,0 +1,147 @@
+// The one place that knows which jobs exist, which queue carries each, what
+// their payloads hold and how they are retried. Producers and workers both read
+// from here, so a job cannot be enqueued on one queue and consumed on another.
+import type { JobsOptions } from 'bullmq';
+
+export const QueueName = {
+  /** Consumed by the context worker: one job per player turn. */
+  Narrate: 'narrate',
+  /** Consumed by the memory worker: coalesced per adventure, never blocks a turn. */
+  Memory: 'memory',
+} as const;
+export type QueueName = (typeof QueueName)[keyof typeof QueueName];
+
+export const JobName = {
+  NarrateTurn: 'narrate-turn',
+  UpdateMemory: 'update-memory',
+} as const;
+export type JobName = (typeof JobName)[keyof typeof JobName];
+
+// Payloads carry ids only: the worker reads everything else from the event log,
+// so a job never holds a prompt, a secret or a stale copy of the story.
+export interface NarrateJob {
+  adventureId: string;
+  turnId: string;
+}
+
+export interface MemoryJob {
+  adventureId: string;
+}
+
+export interface JobPayloads {
+  [JobName.NarrateTurn]: NarrateJob;
+  [JobName.UpdateMemory]: MemoryJob;
+}
+
+export const JOB_QUEUE: { readonly [J in JobName]: QueueName } = {
+  [JobName.NarrateTurn]: QueueName.Narrate,
+  [JobName.UpdateMemory]: QueueName.Memory,
+};
+
+export const ALL_QUEUES: readonly QueueName[] = Object.values(QueueName);
+export const ALL_JOBS: readonly JobName[] = Object.values(JobName);
+
+/** A job to enqueue, typed by its name: `{ jobName: 'narrate-turn', payload: { adventureId, turnId } }`. */
+export type JobRequest = {
+  [J in JobName]: { jobName: J; payload: JobPayloads[J] };
+}[JobName];
+
+export function queueOf(jobName: JobName): QueueName {
+  const queue = JOB_QUEUE[jobName];
+  if (!queue) throw new Error(`unknown job name "${jobName}": add it to JOB_QUEUE in libs/queue`);
+  return queue;
+}
+
+export function isJobName(value: string): value is JobName {
+  return Object.prototype.hasOwnProperty.call(JOB_QUEUE, value);
+}
+
+// Finished jobs are kept long enough for a duplicate enqueue (a redelivered
+// outbox row, a client retry) to hit the existing id and be ignored, and few
+// enough that Redis (noeviction) never fills up.
+const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
+const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
+
+/**
+ * Every job's BullMQ options, chosen here and nowhere else. Job ids are
+ * deterministic so a second enqueue of the same work is a no-op.
+ */
+export function jobOptions<J extends JobName>(jobName: J, payload: JobPayloads[J]): JobsOptions {
+  switch (jobName) {
+    case JobName.NarrateTurn: {
+      const { turnId } = payload as NarrateJob;
+      return {
+        jobId: safeJobId(`narrate-${requireId(turnId, 'turnId')}`),
+        attempts: 3,
+        // 2 s, 4 s with ±50% jitter, so turns that failed together (a model
+        // outage) do not all retry in the same instant.
+        backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      };
+    }
+    case JobName.UpdateMemory: {
+      const { adventureId } = payload as MemoryJob;
+      return {
+        // One waiting job per adventure: bursts of turns collapse into one
+        // memory pass, and a turn that lands while a pass is running keeps one
+        // follow-up so its events are not missed.
+        deduplication: {
+          id: safeJobId(`memory-${requireId(adventureId, 'adventureId')}`),
+          keepLastIfActive: true,
+        },
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 5_000, jitter: 0.5 },
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      };
+    }
+    default:
+      throw new Error(`unknown job name "${String(jobName)}": add it to jobOptions in libs/queue`);
+  }
+}
+
+/** BullMQ uses `:` as its key separator, so a job id must never contain one. */
+export function safeJobId(jobId: string): string {
+  if (jobId.length === 0 || jobId.includes(':')) {
+    throw new Error(`job id "${jobId}" must be non-empty and must not contain ":"`);
+  }
+  return jobId;
+}
+
+function requireId(value: string, field: string): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new Error(`job payload needs a non-empty ${field}`);
+  }
+  return value;
+}
+
+/**
+ * Start-up check for a worker: every job carried by the queues it consumes has
+ * exactly one handler, and no handler is registered for a job that does not
+ * exist. Throws one error naming every problem.
+ */
+export function assertEveryJobHandled(
+  handlers: ReadonlyArray<{ jobName: string }>,
+  queues: readonly QueueName[] = ALL_QUEUES,
+): void {
+  const problems: string[] = [];
+  const counts = new Map<string, number>();
+  for (const { jobName } of handlers) counts.set(jobName, (counts.get(jobName) ?? 0) + 1);
+  for (const jobName of counts.keys()) {
+    if (!isJobName(jobName)) problems.push(`handler for unknown job "${jobName}"`);
+    else if (!queues.includes(JOB_QUEUE[jobName])) {
+      problems.push(
+        `handler for "${jobName}" whose queue "${JOB_QUEUE[jobName]}" is not consumed here`,
+      );
+    }
+  }
+  for (const jobName of ALL_JOBS) {
+    if (!queues.includes(JOB_QUEUE[jobName])) continue;
+    const count = counts.get(jobName) ?? 0;
+    if (count === 0) problems.push(`no handler for "${jobName}" (queue "${JOB_QUEUE[jobName]}")`);
+    if (count > 1) problems.push(`${count} handlers for "${jobName}"; exactly one is allowed`);
+  }
+  if (problems.length > 0)
+    throw new Error(`job handlers are misconfigured: ${problems.join('; ')}`);
+}

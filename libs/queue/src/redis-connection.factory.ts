@@ -1,0 +1,75 @@
+// Two kinds of Redis connection, because producers and workers want opposite
+// things when Redis goes away: a worker should wait it out (BullMQ's blocking
+// commands require `maxRetriesPerRequest: null`), while a producer sits behind
+// an HTTP request and must fail fast so the caller gets an answer.
+import Redis, { type RedisOptions } from 'ioredis';
+
+const CONNECT_TIMEOUT_MS = 2_000;
+
+// Reconnect forever with a capped delay: a producer fails its commands fast,
+// but recovers by itself once Redis is back.
+const reconnectDelay = (times: number): number => Math.min(200 * 2 ** Math.min(times, 5), 5_000);
+
+export function producerConnectionOptions(): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: reconnectDelay,
+  };
+}
+
+export function workerConnectionOptions(): RedisOptions {
+  return {
+    maxRetriesPerRequest: null,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy: reconnectDelay,
+  };
+}
+
+export function createProducerConnection(
+  redisUrl: string,
+  connectionName = 'chronicle-producer',
+): Redis {
+  return new Redis(redisUrl, { ...producerConnectionOptions(), connectionName });
+}
+
+export function createWorkerConnection(
+  redisUrl: string,
+  connectionName = 'chronicle-worker',
+): Redis {
+  return new Redis(redisUrl, { ...workerConnectionOptions(), connectionName });
+}
+
+/** Resolves once `client` is ready, or rejects after `timeoutMs` naming the URL. */
+export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<void> {
+  if (client.status === 'ready') return;
+  if (client.status === 'wait') void client.connect().catch(() => undefined);
+  await new Promise<void>((resolve, reject) => {
+    let lastError: Error | undefined;
+    const onError = (error: Error): void => {
+      lastError = error;
+    };
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('error', onError);
+    };
+    const onReady = (): void => {
+      cleanup();
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      const where = `${client.options.host ?? '?'}:${client.options.port ?? '?'}`;
+      reject(
+        new Error(
+          `Redis at ${where} did not answer within ${timeoutMs} ms` +
+            (lastError ? ` (${lastError.message})` : ''),
+        ),
+      );
+    }, timeoutMs);
+    client.on('ready', onReady);
+    client.on('error', onError);
+  });
+}

@@ -1,0 +1,122 @@
+// Per-file isolation for integration tests: each test file clones its own
+// database from the migrated template (made by global-setup.ts) and uses its
+// own BullMQ prefix, so files run in parallel and never see each other's rows
+// or jobs.
+import { randomBytes } from 'node:crypto';
+import { basename } from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import type { Kysely } from 'kysely';
+import { createDatabase, type Database } from '../../libs/event-store/src/database';
+
+export const TEST_POSTGRES_URL =
+  process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEMPLATE_DATABASE = 'chronicle_test_template';
+
+export interface TestDatabase {
+  db: Kysely<Database>;
+  connectionString: string;
+  name: string;
+  /** Closes the pool and drops the database (leftover connections are terminated). */
+  drop(): Promise<void>;
+}
+
+/** The URL of database `name` on the test server. */
+export function testDatabaseUrl(name: string): string {
+  const url = new URL(TEST_POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function withAdminClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({
+    connectionString: TEST_POSTGRES_URL,
+    connectionTimeoutMillis: 3_000,
+  });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** `chronicle_test_<file>_<random>`, within Postgres' 63-byte identifier limit. */
+function uniqueName(hint?: string): string {
+  const source = hint ?? currentTestFile() ?? 'db';
+  const slug = source
+    .toLowerCase()
+    .replace(/\.(int-spec|e2e-spec|spec)\.ts$/, '')
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 34);
+  return `chronicle_test_${slug}_${randomBytes(5).toString('hex')}`;
+}
+
+function currentTestFile(): string | undefined {
+  const state = (
+    globalThis as { expect?: { getState(): { testPath?: string } } }
+  ).expect?.getState();
+  return state?.testPath ? basename(state.testPath) : undefined;
+}
+
+export async function createTestDatabase(name?: string, poolSize = 10): Promise<TestDatabase> {
+  const dbName = uniqueName(name);
+  await withAdminClient(async (client) => {
+    // CREATE DATABASE … TEMPLATE fails while anyone else is copying the same
+    // template (files start in parallel): retry briefly.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await client.query(`CREATE DATABASE "${dbName}" TEMPLATE ${TEMPLATE_DATABASE}`);
+        return;
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (code !== '55006' || attempt >= 20) throw error;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+  });
+  const connectionString = testDatabaseUrl(dbName);
+  const db = createDatabase(connectionString, poolSize);
+  let dropped = false;
+  return {
+    db,
+    connectionString,
+    name: dbName,
+    drop: async () => {
+      if (dropped) return;
+      dropped = true;
+      await db.destroy();
+      await withAdminClient((client) =>
+        client.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`),
+      );
+    },
+  };
+}
+
+/** A BullMQ prefix of this test file's own (no `:` — BullMQ's separator). */
+export function testQueuePrefix(hint?: string): string {
+  const slug = (hint ?? currentTestFile() ?? 'test')
+    .toLowerCase()
+    .replace(/\.(int-spec|e2e-spec|spec)\.ts$/, '')
+    .replace(/[^a-z0-9]+/g, '-');
+  return `chronicle-test-${slug}-${randomBytes(4).toString('hex')}`;
+}
+
+/** Deletes every Redis key under a test prefix (call in afterAll). */
+export async function removeQueueKeys(prefix: string, redisUrl = TEST_REDIS_URL): Promise<void> {
+  if (!prefix.startsWith('chronicle-test-'))
+    throw new Error(`refusing to delete keys of "${prefix}"`);
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
+      if (keys.length > 0) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
