@@ -1,0 +1,17 @@
+export * from './context.types';
+export * from './tokenizer';
+export * from './length-hint';
+export * from './persona.render';
+export * from './story-cards.match';
+export * from './history.window';
+export {
+  AUTHORS_NOTE_DEPTH,
+  CARD_BUDGET_SHARE,
+  MIN_AVAILABLE,
+  NPC_WINDOW,
+  SEPARATOR,
+  assembleContext,
+  assembleContextSync,
+  buildContext,
+  contextBudget,
+} from './context.builder';

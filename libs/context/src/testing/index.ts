@@ -1,0 +1,2 @@
+export * from './prose.factory';
+export * from './context.factory';

@@ -1,0 +1,90 @@
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
+import o200kBase from 'js-tiktoken/ranks/o200k_base';
+
+export type TokenEncoding = 'cl100k_base' | 'o200k_base';
+
+export const DEFAULT_ENCODING: TokenEncoding = 'cl100k_base';
+
+export interface Tokenizer {
+  readonly encoding: TokenEncoding;
+  /** Encodes `text` and returns its length. Exact, and costs a full encode. */
+  count(text: string): number;
+  /**
+   * The same number as `count`, remembered per text. For the pieces of a prompt that recur
+   * from turn to turn unchanged (system sections, card lines, the summary), so that a turn
+   * pays to encode only what changed since the last one.
+   */
+  countCached(text: string): number;
+  /** The text of `text`'s last `n` tokens (all of it when it has no more than `n`). */
+  lastTokens(text: string, n: number): string;
+}
+
+// Built from the tables bundled with js-tiktoken, never fetched: this runs on every turn, and
+// a worker must not depend on the network to count tokens.
+const RANKS = { cl100k_base: cl100kBase, o200k_base: o200kBase } as const;
+
+// A player can type "<|endoftext|>". Encoding special tokens as ordinary text counts it like
+// any other prose instead of throwing in the middle of a turn.
+const NO_SPECIAL: string[] = [];
+
+// Bounds the per-process memo. The entries are the recurring pieces of the adventures a worker
+// is serving; a few thousand of them hold every adventure's static block many times over.
+const MEMO_ENTRIES = 4096;
+// Longer texts are rare one-offs (a pasted chapter), not worth keeping.
+const MEMO_MAX_CHARS = 64 * 1024;
+
+class TiktokenTokenizer implements Tokenizer {
+  private readonly memo = new Map<string, number>();
+
+  constructor(
+    readonly encoding: TokenEncoding,
+    private readonly encoder: Tiktoken,
+  ) {}
+
+  count(text: string): number {
+    return text === '' ? 0 : this.encoder.encode(text, NO_SPECIAL, NO_SPECIAL).length;
+  }
+
+  countCached(text: string): number {
+    const known = this.memo.get(text);
+    if (known !== undefined) {
+      // Re-inserting keeps the Map's insertion order an LRU order.
+      this.memo.delete(text);
+      this.memo.set(text, known);
+      return known;
+    }
+    const tokens = this.count(text);
+    if (text.length <= MEMO_MAX_CHARS) {
+      if (this.memo.size >= MEMO_ENTRIES) {
+        this.memo.delete(this.memo.keys().next().value as string);
+      }
+      this.memo.set(text, tokens);
+    }
+    return tokens;
+  }
+
+  lastTokens(text: string, n: number): string {
+    if (n <= 0) return '';
+    const tokens = this.encoder.encode(text, NO_SPECIAL, NO_SPECIAL);
+    if (tokens.length <= n) return text;
+    return this.encoder.decode(tokens.slice(tokens.length - n));
+  }
+}
+
+const tokenizers = new Map<TokenEncoding, Tokenizer>();
+
+/**
+ * The process-wide tokenizer for `encoding`. Building an encoder parses its rank table, which
+ * takes about half a second, so each one is built once, on first use.
+ */
+export function tokenizer(encoding: TokenEncoding = DEFAULT_ENCODING): Tokenizer {
+  let existing = tokenizers.get(encoding);
+  if (!existing) {
+    const ranks = RANKS[encoding];
+    if (!ranks) throw new Error(`unknown token encoding: ${String(encoding)}`);
+    existing = new TiktokenTokenizer(encoding, new Tiktoken(ranks));
+    tokenizers.set(encoding, existing);
+  }
+  return existing;
+}
