@@ -4,12 +4,12 @@
 // These strings sit in the cached system block and at the end of every prompt: change their
 // bytes deliberately, and keep the example in step with the event types.
 
-export const EMIT_RULE = `State block. After the narration, report what changed in the story world this turn in one fenced block whose info string is state: one JSON object per line (JSON Lines), one event per line. If nothing changed, omit the block. Never narrate inside the block.
+export const EMIT_RULE = `State block. After the narration, report what changed in the story world this turn in one fenced block that opens with \`\`\`state and closes with \`\`\`: one JSON object per line (JSON Lines), one event per line. If nothing changed, omit the block. Never narrate inside the block.
 
 Events:
 {"type":"enter","id":…,"name":…,"kind":…,"status":…,"at":…,"desc":…} a new character, place, item, faction or other enters the story. kind is one of character, place, item, faction, other. status, at and desc are optional; at is the id of a place.
 {"type":"status","id":…,"to":…} its status changes (alive, wounded, dead, missing, destroyed…: a short lower-case word).
-{"type":"move","id":…,"to":…} a character or item is now at the place with id to.
+{"type":"move","id":…,"to":…} a character or item is now at another place; to is that place's id.
 {"type":"gain","holder":…,"item":…} and {"type":"lose","holder":…,"item":…} possession changes.
 {"type":"fact","text":…,"about":[…]} an established fact worth keeping, one sentence; about lists ids and is optional.
 

@@ -56,6 +56,11 @@ export function isSlug(value: string): boolean {
   return value.length <= MAX_ID_CHARS && SLUG.test(value);
 }
 
+/** "a character", "an item": kinds as they read in a message. */
+export function aKind(kind: string): string {
+  return /^[aeiou]/.test(kind) ? `an ${kind}` : `a ${kind}`;
+}
+
 export function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }

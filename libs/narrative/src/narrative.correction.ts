@@ -6,7 +6,7 @@
 // `applyCorrection` is what the API runs before appending a correction: an invalid one throws
 // `InvalidCorrectionError`, whose message says what to fix (a 400/422 at the edge).
 
-import { ENTITY_KINDS, collapseWhitespace, isSlug } from './event-shape.validator';
+import { ENTITY_KINDS, aKind, collapseWhitespace, isSlug } from './event-shape.validator';
 import {
   MAX_ABOUT_IDS,
   MAX_DESC_CHARS,
@@ -61,7 +61,7 @@ function optionalText(value: unknown, field: string, max: number): string | unde
 
 function requirePlace(state: NarrativeState, value: unknown, field: string): string {
   const place = requireEntity(state, value, field);
-  if (place.kind !== 'place') fail(`${field} "${place.id}" is a ${place.kind}, not a place.`);
+  if (place.kind !== 'place') fail(`${field} "${place.id}" is ${aKind(place.kind)}, not a place.`);
   return place.id;
 }
 

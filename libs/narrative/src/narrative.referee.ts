@@ -4,7 +4,7 @@
 // without comment, because a no-op is not a mistake worth a note in the next prompt.
 
 import { forbiddenChangeLine, forbiddingRule } from './narrative.canon';
-import { checkEventShape, rejection } from './event-shape.validator';
+import { aKind, checkEventShape, rejection } from './event-shape.validator';
 import { MAX_EVENTS_PER_BLOCK, MAX_IDS_IN_FIX, PLAYER_ID } from './narrative.limits';
 import { evolve, findEntity, hasFact } from './narrative.state';
 import type {
@@ -179,7 +179,7 @@ function placeCheck(
   const places = knownIds(state, 'place');
   return rejection(
     line,
-    `"${field}" must be a place; "${id}" is a ${target.kind}`,
+    `"${field}" must be a place; "${id}" is ${aKind(target.kind)}`,
     places.length > 0
       ? `Use a place: ${listIds(places)}; or enter the place first. To hand an item over, use gain.`
       : `Enter the place first with {"type":"enter","id":"…","name":"…","kind":"place"}. To hand an item over, use gain.`,
