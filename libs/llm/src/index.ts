@@ -13,7 +13,7 @@ export {
   reasoningParams,
   type OpenAiModelClientOptions,
 } from './openai-model.client';
-export { OFFLINE_MODEL, OfflineNarrator, offlineReply } from './offline.narrator';
+export { OFFLINE_MODEL, OfflineNarrator, knownEntities, offlineReply } from './offline.narrator';
 export { cosineSimilarity, type Embedder } from './embedder';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai.embedder';
 export { OFFLINE_EMBEDDING_MODEL, OfflineEmbedder, offlineEmbedding } from './offline.embedder';

@@ -49,12 +49,24 @@ const CONSEQUENCE = [
   'You sense that this choice will matter later.',
 ];
 
-const WITNESS = [
-  '{name} is close by, watching to see what you will do next.',
-  '{name} comes to mind, and you feel that your paths are bound to cross here.',
-  'You catch sight of {name}, who seems to have been waiting for exactly this.',
-  'The thought of {name} lingers as you take in your surroundings.',
-];
+const WITNESS: Record<'character' | 'place' | 'item', readonly string[]> = {
+  character: [
+    '{name} is close by, watching to see what you will do next.',
+    '{name} comes to mind, and you feel that your paths are bound to cross here.',
+    'You catch sight of {name}, who seems to have been waiting for exactly this.',
+    'The thought of {name} lingers as you take in your surroundings.',
+  ],
+  place: [
+    '{name} lies ahead, closer now than it was.',
+    'Your steps lead you toward {name}.',
+    'You find yourself at {name}, and it is not as you remember it.',
+  ],
+  item: [
+    'You think of {name} and what it might open.',
+    '{name} is never far from your thoughts.',
+    'Something about {name} feels important now.',
+  ],
+};
 
 /** FNV-1a, 32 bit: the same prompt always picks the same words. */
 function hash(text: string): number {
@@ -220,7 +232,16 @@ export function offlineReply(system: string, story: string): OfflineReply {
     sentences.push(`Your words, "${action.text}", hang in the air for a moment.`);
   else sentences.push('The story moves on.');
   sentences.push(pick(ATMOSPHERE, seed, 1));
-  if (name) sentences.push(pick(WITNESS, seed, 2).replace('{name}', name));
+  if (name) {
+    const knownKind = [...known.values()].find(
+      (e) => e.name.toLowerCase() === name.toLowerCase(),
+    )?.kind;
+    const kind =
+      knownKind === 'place' || knownKind === 'item' || knownKind === 'character'
+        ? knownKind
+        : guessKind(name, lore);
+    sentences.push(pick(WITNESS[kind], seed, 2).replace('{name}', name));
+  }
   sentences.push(pick(CONSEQUENCE, seed, 3));
   const narration = sentences.join(' ');
 
@@ -258,9 +279,8 @@ export function offlineReply(system: string, story: string): OfflineReply {
       : action.kind === 'do'
         ? `The player chose to ${action.text}`
         : 'The story moved on';
-  const factText = `${deed}${name ? ` with ${name} in mind` : ''}`
-    .slice(0, FACT_MAX_CHARS - 1)
-    .trim();
+  const mention = name && !deed.includes(name) ? ` with ${name} in mind` : '';
+  const factText = `${deed}${mention}`.slice(0, FACT_MAX_CHARS - 1).trim();
   events.push({ type: 'fact', text: factText, ...(about.length > 0 && { about }) });
 
   const block = ['```state', ...events.map((e) => JSON.stringify(e)), '```'].join('\n');
@@ -272,18 +292,47 @@ function protagonist(user: string): string {
   return cast?.[1]?.trim() || 'The player';
 }
 
+const IRREGULAR: Record<string, string> = {
+  are: 'is',
+  were: 'was',
+  have: 'has',
+  do: 'does',
+  go: 'goes',
+};
+const UNCHANGED = /^(can|could|will|would|should|must|may|might|did|had|was|shall|\w+ed)$/;
+
+/** "open" → "opens", "search" → "searches", "try" → "tries": the verb after a third-person subject. */
+export function thirdPersonVerb(word: string): string {
+  const lower = word.toLowerCase();
+  if (IRREGULAR[lower]) return IRREGULAR[lower];
+  if (UNCHANGED.test(lower)) return word;
+  if (/(s|sh|ch|x|z|o)$/.test(lower)) return `${word}es`;
+  if (/[^aeiou]y$/.test(lower)) return `${word.slice(0, -1)}ies`;
+  return `${word}s`;
+}
+
 /** Second person into third, for memories and summaries read on their own. */
 function thirdPerson(text: string, who: string): string {
+  const subject = who;
+  const object = who === 'The player' ? 'the player' : who;
   const possessive = who === 'The player' ? "the player's" : `${who}'s`;
-  return text
-    .replace(/^> /gm, '')
-    .replace(/\bYou say "/g, `${who} said "`)
-    .replace(/\byour\b/gi, possessive)
-    .replace(/\byourself\b/gi, who === 'The player' ? 'themselves' : who)
-    .replace(/\bYou\b/g, who)
-    .replace(/\byou\b/g, who === 'The player' ? 'the player' : who)
-    .replace(/\s+/g, ' ')
-    .trim();
+  return (
+    text
+      .replace(/^> /gm, '')
+      .replace(/\bYou say "/g, `${subject} says "`)
+      .replace(/\byour\b/gi, possessive)
+      .replace(/\byourself\b/gi, who === 'The player' ? 'themselves' : who)
+      // "you" as a subject (sentence start or after a conjunction) takes a third-person verb
+      .replace(
+        /(^|[.!?…]\s+|\b(?:and|but|then|as|when|while|so|until|before|after)\s+|,\s+)[Yy]ou\s+([a-z]+)/gm,
+        (_all, lead: string, verb: string) =>
+          `${lead}${lead.trim() === '' || /[.!?…]/.test(lead) ? subject : object} ${thirdPersonVerb(verb)}`,
+      )
+      .replace(/\bYou\b/g, subject)
+      .replace(/\byou\b/g, object)
+      .replace(/\s+/g, ' ')
+      .trim()
+  );
 }
 
 function section(user: string, heading: string, next: RegExp): string {
