@@ -1,0 +1,134 @@
+// What a player, the API or a worker asks of an adventure. Ids are chosen by the caller (the
+// client's action id is the idempotency key), so `decide` stays a pure function.
+
+import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
+import type {
+  AdventureSettings,
+  InputType,
+  Narrator,
+  Persona,
+  StoryCard,
+  TokenEncoding,
+  Usage,
+} from './adventure.events';
+import type { NarrativeCorrection } from './narrative.port';
+
+/** A story card as a command gives it: the descriptive fields may be left out. */
+export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
+  Partial<Pick<StoryCard, 'type' | 'notes'>>;
+
+export interface AdventureChanges {
+  title?: string;
+  plotEssentials?: string;
+  authorsNote?: string;
+  aiInstructions?: string;
+  persona?: Persona;
+  canon?: Canon;
+  settings?: Partial<AdventureSettings>;
+}
+
+export type CreateAdventure = {
+  type: 'CreateAdventure';
+  data: {
+    adventureId: string;
+    ownerId: string;
+    openingActionId: string;
+    title: string;
+    /** May hold `${Name}` placeholders, answered by `placeholders`. */
+    opening: string;
+    placeholders?: Record<string, string>;
+    plotEssentials?: string;
+    authorsNote?: string;
+    aiInstructions?: string;
+    persona?: Persona;
+    storyCards?: StoryCardInput[];
+    canon?: Canon;
+    settings?: Partial<AdventureSettings>;
+  };
+};
+export type EditAdventure = { type: 'EditAdventure'; data: AdventureChanges };
+export type AddStoryCard = { type: 'AddStoryCard'; data: { card: StoryCardInput } };
+export type EditStoryCard = {
+  type: 'EditStoryCard';
+  data: { cardId: string; changes: Partial<Omit<StoryCard, 'id'>> };
+};
+export type RemoveStoryCard = { type: 'RemoveStoryCard'; data: { cardId: string } };
+export type SubmitAction = {
+  type: 'SubmitAction';
+  data: {
+    turnId: string;
+    inputType: InputType;
+    /** As the player typed it; formatted here. Ignored for continue. */
+    text: string;
+    /** Ignored for continue, which writes no player action. */
+    actionId: string;
+  };
+};
+export type RequestRetry = { type: 'RequestRetry'; data: { turnId: string } };
+export type RecordNarration = {
+  type: 'RecordNarration';
+  data: {
+    turnId: string;
+    actionId: string;
+    /** Prose only: the worker strips the state block first. */
+    text: string;
+    accepted: StateEvent[];
+    rejected: Rejection[];
+    reasoning?: string | null;
+    usage: Usage;
+    model: string;
+    narrator: Narrator;
+    finishReason: string;
+    contextManifest: Record<string, unknown>;
+    latencyMs: number;
+  };
+};
+export type RecordNarrationFailure = {
+  type: 'RecordNarrationFailure';
+  data: { turnId: string; error: string; attempts: number };
+};
+export type CancelTurn = { type: 'CancelTurn'; data: { turnId: string } };
+export type Undo = { type: 'Undo'; data: Record<string, never> };
+export type Redo = { type: 'Redo'; data: Record<string, never> };
+/** Select a take, switch branch, or stand anywhere in the tree: the next action goes below it. */
+export type MoveHead = { type: 'MoveHead'; data: { actionId: string } };
+export type EditAction = { type: 'EditAction'; data: { actionId: string; text: string } };
+export type EraseAction = { type: 'EraseAction'; data: { actionId: string } };
+export type CorrectNarrativeState = {
+  type: 'CorrectNarrativeState';
+  /** Anchored on the head unless another action on the path is named. */
+  data: { correction: NarrativeCorrection; anchorActionId?: string };
+};
+export type RetconStateEvent = {
+  type: 'RetconStateEvent';
+  /** `index` into the AI action's accepted events. */
+  data: { actionId: string; index: number };
+};
+
+export type AdventureCommand =
+  | CreateAdventure
+  | EditAdventure
+  | AddStoryCard
+  | EditStoryCard
+  | RemoveStoryCard
+  | SubmitAction
+  | RequestRetry
+  | RecordNarration
+  | RecordNarrationFailure
+  | CancelTurn
+  | Undo
+  | Redo
+  | MoveHead
+  | EditAction
+  | EraseAction
+  | CorrectNarrativeState
+  | RetconStateEvent;
+
+/**
+ * What `decide` needs besides the command and the state. Token counts are cached on every
+ * action, so the decider counts the text it writes, in the adventure's encoding; the caller
+ * passes libs/context's tokenizer: `(text, encoding) => tokenizer(encoding).count(text)`.
+ */
+export interface DecideContext {
+  countTokens(text: string, encoding: TokenEncoding): number;
+}

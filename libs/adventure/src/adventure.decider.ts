@@ -1,0 +1,433 @@
+// What happens when a command meets an adventure: the events to append, or a typed domain error.
+// Pure: the state comes from the projector, ids and token counts from the caller.
+
+import type { AdventureCommand, DecideContext, StoryCardInput } from './adventure.commands';
+import {
+  ConflictError,
+  InvalidCommandError,
+  NotFoundError,
+  TurnInFlightError,
+} from './adventure.errors';
+import type {
+  AdventureEditedData,
+  AdventureEvent,
+  AdventureSettings,
+  StoryCard,
+} from './adventure.events';
+import { LIMITS } from './adventure.limits';
+import { isOnPath, narrativeAtDepth } from './adventure.projector';
+import { storyTail, turnStatus } from './adventure.queries';
+import { DEFAULT_SETTINGS, type ActionNode, type AdventureState } from './adventure.state';
+import {
+  MAX_TITLE_CHARS,
+  checkCanon,
+  checkCardFields,
+  checkId,
+  checkPersona,
+  checkSettings,
+  checkText,
+} from './adventure.validation';
+import { tryCorrection } from './narrative.port';
+import { fillPlaceholders, formatPlayerInput } from './player-input.format';
+
+/** The action id is taken: a resent request is answered from the log, not decided again. */
+export class DuplicateActionError extends ConflictError {
+  constructor(readonly actionId: string) {
+    super(`action id ${actionId} is already used in this adventure; send a new id`);
+    this.name = 'DuplicateActionError';
+  }
+}
+
+/** The worker's result names a turn that is not the one in flight (finished, or never started). */
+export class TurnNotInFlightError extends ConflictError {
+  constructor(readonly turnId: string) {
+    super(`turn ${turnId} is not in flight; it has finished or never started`);
+    this.name = 'TurnNotInFlightError';
+  }
+}
+
+export function decide(
+  command: AdventureCommand,
+  state: AdventureState,
+  context: DecideContext,
+): AdventureEvent[] {
+  if (command.type === 'CreateAdventure') return create(command.data, state, context);
+  if (state.id === null) throw new NotFoundError('adventure not found; create it first');
+  const count = (text: string) => context.countTokens(text, state.settings.encoding);
+
+  switch (command.type) {
+    case 'EditAdventure':
+      return editAdventure(command.data, state);
+
+    case 'AddStoryCard': {
+      const card = checkCard(command.data.card);
+      if (state.cards.some((existing) => existing.id === card.id)) {
+        throw new ConflictError(`story card ${card.id} already exists; send a new id`);
+      }
+      return [{ type: 'StoryCardAdded', data: { card } }];
+    }
+
+    case 'EditStoryCard': {
+      const card = findCard(state, command.data.cardId);
+      const changes = checkCardFields(command.data.changes ?? {});
+      const changed = Object.fromEntries(
+        Object.entries(changes).filter(([key, value]) => card[key as keyof StoryCard] !== value),
+      );
+      if (Object.keys(changed).length === 0) return [];
+      return [{ type: 'StoryCardEdited', data: { cardId: card.id, changes: changed } }];
+    }
+
+    case 'RemoveStoryCard':
+      findCard(state, command.data.cardId);
+      return [{ type: 'StoryCardRemoved', data: { cardId: command.data.cardId } }];
+
+    case 'SubmitAction': {
+      const { inputType, turnId } = command.data;
+      if (!['do', 'say', 'story', 'continue'].includes(inputType)) {
+        throw new InvalidCommandError(
+          `unknown action type ${JSON.stringify(inputType)}; use do, say, story or continue`,
+        );
+      }
+      requireNoTurnInFlight(state);
+      checkId('turnId', turnId);
+      requireNewTurn(state, turnId);
+      if (inputType === 'continue') {
+        return [{ type: 'PlayerActed', data: { turnId, inputType, action: null } }];
+      }
+      const actionId = checkId('actionId', command.data.actionId);
+      requireNewAction(state, actionId);
+      const text = formatPlayerInput(inputType, checkText('text', command.data.text)) ?? '';
+      checkText('text', text);
+      return [
+        {
+          type: 'PlayerActed',
+          data: {
+            turnId,
+            inputType,
+            action: { id: actionId, type: inputType, text, tokens: count(text) },
+          },
+        },
+      ];
+    }
+
+    case 'RequestRetry': {
+      requireNoTurnInFlight(state);
+      checkId('turnId', command.data.turnId);
+      requireNewTurn(state, command.data.turnId);
+      const head = state.nodes[state.head ?? ''];
+      if (!head || head.type !== 'ai' || head.erased) {
+        throw new InvalidCommandError(
+          'retry needs the story to end with a narration; act or continue instead',
+        );
+      }
+      return [
+        {
+          type: 'RetryRequested',
+          data: { turnId: command.data.turnId, replacesActionId: head.id },
+        },
+      ];
+    }
+
+    case 'RecordNarration': {
+      const d = command.data;
+      const inFlight = requireTurnInFlight(state, d.turnId);
+      const actionId = checkId('actionId', d.actionId);
+      requireNewAction(state, actionId);
+      const text = checkText('text', d.text, { required: true });
+      if (!Array.isArray(d.accepted) || !Array.isArray(d.rejected)) {
+        throw new InvalidCommandError('accepted and rejected must be lists');
+      }
+      return [
+        {
+          type: 'Narrated',
+          data: {
+            turnId: d.turnId,
+            action: { id: actionId, text, tokens: count(text) },
+            replacesActionId: inFlight.replacesActionId,
+            accepted: d.accepted,
+            rejected: d.rejected,
+            reasoning: d.reasoning ?? null,
+            usage: {
+              promptTokens: d.usage.promptTokens,
+              completionTokens: d.usage.completionTokens,
+              cachedTokens: d.usage.cachedTokens,
+            },
+            model: d.model,
+            narrator: d.narrator,
+            finishReason: d.finishReason,
+            contextManifest: d.contextManifest,
+            latencyMs: d.latencyMs,
+          },
+        },
+      ];
+    }
+
+    case 'RecordNarrationFailure': {
+      const { turnId, error, attempts } = command.data;
+      requireTurnInFlight(state, turnId);
+      if (!Number.isInteger(attempts) || attempts < 1) {
+        throw new InvalidCommandError('attempts must be a positive integer');
+      }
+      return [{ type: 'NarrationFailed', data: { turnId, error: String(error), attempts } }];
+    }
+
+    case 'CancelTurn': {
+      const { turnId } = command.data;
+      if (state.inFlight?.turnId === turnId) {
+        return [{ type: 'NarrationCancelled', data: { turnId } }];
+      }
+      if (turnStatus(state, turnId)) {
+        throw new ConflictError(`turn ${turnId} has already finished; there is nothing to cancel`);
+      }
+      throw new NotFoundError(`turn ${turnId} not found in this adventure`);
+    }
+
+    case 'Undo': {
+      requireNoTurnInFlight(state);
+      const head = state.head ?? '';
+      const tail = storyTail(state, 3);
+      const last = tail[tail.length - 1];
+      if (!last || last.type === 'start') {
+        throw new InvalidCommandError('nothing to undo: the opening cannot be undone');
+      }
+      // The last turn: the narration, and the player action it answered when there is one.
+      let cut = tail.length - 1;
+      if (last.type === 'ai' && isPlayerAction(tail[cut - 1]?.type)) cut -= 1;
+      const to = tail[cut - 1];
+      return [{ type: 'HeadMoved', data: { from: head, to: to.id, reason: 'undo' } }];
+    }
+
+    case 'Redo': {
+      requireNoTurnInFlight(state);
+      const to = state.redo[state.redo.length - 1];
+      if (to === undefined) {
+        throw new InvalidCommandError('nothing to redo: redo restores what undo hid');
+      }
+      return [{ type: 'HeadMoved', data: { from: state.head ?? '', to, reason: 'redo' } }];
+    }
+
+    case 'MoveHead': {
+      requireNoTurnInFlight(state);
+      const node = findNode(state, command.data.actionId);
+      if (node.erased) {
+        throw new InvalidCommandError(`action ${node.id} is erased; choose an action in the story`);
+      }
+      if (node.id === state.head) return [];
+      return [
+        { type: 'HeadMoved', data: { from: state.head ?? '', to: node.id, reason: 'select' } },
+      ];
+    }
+
+    case 'EditAction': {
+      requireNoTurnInFlight(state);
+      const node = findNode(state, command.data.actionId);
+      if (node.erased) throw new InvalidCommandError(`action ${node.id} is erased; it has no text`);
+      const text = checkText('text', command.data.text, { required: true });
+      return [{ type: 'ActionEdited', data: { actionId: node.id, text, tokens: count(text) } }];
+    }
+
+    case 'EraseAction': {
+      requireNoTurnInFlight(state);
+      const node = findNode(state, command.data.actionId);
+      if (node.type === 'start') {
+        throw new InvalidCommandError('the opening cannot be erased; edit its text instead');
+      }
+      if (node.erased) return [];
+      return [{ type: 'ActionErased', data: { actionId: node.id } }];
+    }
+
+    case 'CorrectNarrativeState': {
+      requireNoTurnInFlight(state);
+      const anchor = findNode(state, command.data.anchorActionId ?? state.head ?? '');
+      if (!isOnPath(state, anchor.id)) {
+        throw new InvalidCommandError(
+          `action ${anchor.id} is not in the story at the head; correct the state at an action on it`,
+        );
+      }
+      const correction = command.data.correction;
+      const before =
+        anchor.id === state.head ? state.narrative : narrativeAtDepth(state, anchor.depth);
+      const result = tryCorrection(before, correction);
+      if (!result.ok) throw new InvalidCommandError(`correction refused: ${result.reason}`);
+      return [{ type: 'NarrativeStateCorrected', data: { anchorActionId: anchor.id, correction } }];
+    }
+
+    case 'RetconStateEvent': {
+      requireNoTurnInFlight(state);
+      const node = findNode(state, command.data.actionId);
+      const { index } = command.data;
+      if (node.type !== 'ai') {
+        throw new InvalidCommandError(`action ${node.id} is not a narration; it has no events`);
+      }
+      if (!Number.isInteger(index) || index < 0 || index >= node.accepted.length) {
+        throw new InvalidCommandError(
+          `action ${node.id} has ${node.accepted.length} accepted events; index must be 0 to ${node.accepted.length - 1}`,
+        );
+      }
+      if (node.retconned.includes(index)) return [];
+      return [{ type: 'StateEventRetconned', data: { actionId: node.id, index } }];
+    }
+
+    default: {
+      const unknown: { type: string } = command;
+      throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
+    }
+  }
+}
+
+function create(
+  data: Extract<AdventureCommand, { type: 'CreateAdventure' }>['data'],
+  state: AdventureState,
+  context: DecideContext,
+): AdventureEvent[] {
+  if (state.id !== null) throw new ConflictError(`adventure ${state.id} already exists`);
+  const placeholders = data.placeholders ?? {};
+  for (const [name, answer] of Object.entries(placeholders)) {
+    checkText(`placeholders.${name}`, answer, { max: LIMITS.placeholderAnswerChars });
+  }
+  const opening = fillPlaceholders(
+    checkText('opening', data.opening, { required: true }),
+    placeholders,
+  );
+  checkText('opening', opening);
+  const settings: AdventureSettings = {
+    ...DEFAULT_SETTINGS,
+    ...checkSettings(data.settings ?? {}),
+  };
+  const storyCards = (data.storyCards ?? []).map(checkCard);
+  const ids = new Set<string>();
+  for (const card of storyCards) {
+    if (ids.has(card.id)) throw new InvalidCommandError(`story card id ${card.id} is repeated`);
+    ids.add(card.id);
+  }
+  return [
+    {
+      type: 'AdventureCreated',
+      data: {
+        adventureId: checkId('adventureId', data.adventureId),
+        ownerId: checkId('ownerId', data.ownerId),
+        title: checkText('title', data.title, { max: MAX_TITLE_CHARS, required: true }),
+        opening,
+        placeholders: { ...placeholders },
+        plotEssentials: checkText('plotEssentials', data.plotEssentials ?? ''),
+        authorsNote: checkText('authorsNote', data.authorsNote ?? ''),
+        aiInstructions: checkText('aiInstructions', data.aiInstructions ?? ''),
+        persona: checkPersona(data.persona ?? { name: '', pronouns: '', description: '' }),
+        storyCards,
+        canon: checkCanon(data.canon ?? { rules: [], forbiddenStatusChanges: [] }),
+        settings,
+        openingAction: {
+          id: checkId('openingActionId', data.openingActionId),
+          tokens: context.countTokens(opening, settings.encoding),
+        },
+      },
+    },
+  ];
+}
+
+function editAdventure(
+  changes: Extract<AdventureCommand, { type: 'EditAdventure' }>['data'],
+  state: AdventureState,
+): AdventureEvent[] {
+  const edited: AdventureEditedData = {};
+  for (const key of Object.keys(changes)) {
+    if (
+      ![
+        'title',
+        'plotEssentials',
+        'authorsNote',
+        'aiInstructions',
+        'persona',
+        'canon',
+        'settings',
+      ].includes(key)
+    ) {
+      throw new InvalidCommandError(`${key} cannot be edited here`);
+    }
+  }
+  if (changes.title !== undefined) {
+    const title = checkText('title', changes.title, { max: MAX_TITLE_CHARS, required: true });
+    if (title !== state.fields.title) edited.title = title;
+  }
+  for (const key of ['plotEssentials', 'authorsNote', 'aiInstructions'] as const) {
+    if (changes[key] === undefined) continue;
+    const text = checkText(key, changes[key]);
+    if (text !== state.fields[key]) edited[key] = text;
+  }
+  if (changes.persona !== undefined) {
+    const persona = checkPersona(changes.persona);
+    if (JSON.stringify(persona) !== JSON.stringify(state.fields.persona)) edited.persona = persona;
+  }
+  if (changes.canon !== undefined) {
+    const canon = checkCanon(changes.canon);
+    if (JSON.stringify(canon) !== JSON.stringify(state.fields.canon)) edited.canon = canon;
+  }
+  if (changes.settings !== undefined) {
+    const settings = checkSettings(changes.settings);
+    const changed = Object.fromEntries(
+      Object.entries(settings).filter(
+        ([key, value]) => state.settings[key as keyof AdventureSettings] !== value,
+      ),
+    );
+    if (Object.keys(changed).length > 0) edited.settings = changed;
+  }
+  // Nothing that differs from the adventure as it is: a repeated PATCH appends nothing.
+  if (Object.keys(edited).length === 0) return [];
+  return [{ type: 'AdventureEdited', data: edited }];
+}
+
+function checkCard(input: StoryCardInput): StoryCard {
+  if (typeof input !== 'object' || input === null) {
+    throw new InvalidCommandError('a story card must be an object');
+  }
+  const { id, ...fields } = input;
+  const checked = checkCardFields(fields);
+  if (checked.name === undefined) throw new InvalidCommandError('card.name is required');
+  return {
+    id: checkId('card.id', id),
+    name: checked.name,
+    keys: checked.keys ?? '',
+    entry: checked.entry ?? '',
+    type: checked.type ?? 'other',
+    notes: checked.notes ?? '',
+  };
+}
+
+function findCard(state: AdventureState, cardId: string): StoryCard {
+  const card = state.cards.find((existing) => existing.id === cardId);
+  if (!card) throw new NotFoundError(`story card ${cardId} not found in this adventure`);
+  return card;
+}
+
+function findNode(state: AdventureState, actionId: string): ActionNode {
+  const node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
+    ? state.nodes[actionId]
+    : undefined;
+  if (!node) throw new NotFoundError(`action ${actionId} not found in this adventure`);
+  return node;
+}
+
+function isPlayerAction(type: string | undefined): boolean {
+  return type === 'do' || type === 'say' || type === 'story';
+}
+
+function requireNoTurnInFlight(state: AdventureState): void {
+  if (state.inFlight) throw new TurnInFlightError(state.inFlight.turnId);
+}
+
+function requireTurnInFlight(state: AdventureState, turnId: string) {
+  if (!state.inFlight || state.inFlight.turnId !== turnId) throw new TurnNotInFlightError(turnId);
+  return state.inFlight;
+}
+
+function requireNewAction(state: AdventureState, actionId: string): void {
+  if (Object.prototype.hasOwnProperty.call(state.nodes, actionId)) {
+    throw new DuplicateActionError(actionId);
+  }
+}
+
+function requireNewTurn(state: AdventureState, turnId: string): void {
+  if (turnStatus(state, turnId)) {
+    throw new ConflictError(`turn id ${turnId} is already used in this adventure; send a new id`);
+  }
+}

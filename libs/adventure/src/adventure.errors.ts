@@ -1,0 +1,46 @@
+// Domain errors carry a `kind` so one exception filter maps them all: conflict → 409,
+// not_found → 404, invalid → 400. Messages say what to fix, because they reach the player.
+
+export type DomainErrorKind = 'conflict' | 'not_found' | 'invalid';
+
+export abstract class DomainError extends Error {
+  abstract readonly kind: DomainErrorKind;
+}
+
+export class InvalidCommandError extends DomainError {
+  readonly kind = 'invalid' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidCommandError';
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly kind = 'not_found' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}
+
+export class ConflictError extends DomainError {
+  readonly kind = 'conflict' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}
+
+/** One turn in flight per adventure: the turn must finish (or be cancelled) first. */
+export class TurnInFlightError extends ConflictError {
+  constructor(readonly turnId: string) {
+    super(
+      `turn ${turnId} is still being narrated; wait for it to finish or cancel it, then try again`,
+    );
+    this.name = 'TurnInFlightError';
+  }
+}
+
+export function isDomainError(error: unknown): error is DomainError {
+  return error instanceof DomainError;
+}

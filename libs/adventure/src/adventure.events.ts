@@ -1,0 +1,210 @@
+// The facts of one adventure, in the order they happened, on one stream per adventure. Model
+// output is a fact too: a narration, its refereed state events, usage and the context manifest
+// are stored here, so a replay never calls a model.
+
+import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
+import type { NarrativeCorrection } from './narrative.port';
+
+export const ADVENTURE_STREAM_PREFIX = 'adventure-';
+
+export function adventureStreamId(adventureId: string): string {
+  return `${ADVENTURE_STREAM_PREFIX}${adventureId}`;
+}
+
+/** The adventure id a stream id names, or null when it is not an adventure stream. */
+export function adventureIdOfStream(streamId: string): string | null {
+  return streamId.startsWith(ADVENTURE_STREAM_PREFIX)
+    ? streamId.slice(ADVENTURE_STREAM_PREFIX.length)
+    : null;
+}
+
+export type TokenEncoding = 'cl100k_base' | 'o200k_base';
+export type ApiMode = 'chat' | 'completion';
+
+export interface AdventureSettings {
+  model: string;
+  apiMode: ApiMode;
+  temperature: number;
+  maxOutputTokens: number;
+  contextTokenBudget: number;
+  /** 0 = not sent, -1 = reasoning off, a positive value is added on top of the output cap. */
+  reasoningMaxTokens: number;
+  encoding: TokenEncoding;
+  autoSummarize: boolean;
+  memoryBankEnabled: boolean;
+  memoryTopK: number;
+  memoryCapacity: number;
+}
+
+export interface Persona {
+  name: string;
+  pronouns: string;
+  description: string;
+}
+
+export interface StoryCard {
+  id: string;
+  name: string;
+  /** Comma-separated trigger keys. */
+  keys: string;
+  entry: string;
+  type: string;
+  /** Never sent to the model. */
+  notes: string;
+}
+
+/** The adventure-level texts a player edits (the opening is an action node, edited as one). */
+export interface AdventureFields {
+  title: string;
+  plotEssentials: string;
+  authorsNote: string;
+  aiInstructions: string;
+  persona: Persona;
+  canon: Canon;
+}
+
+export type InputType = 'do' | 'say' | 'story' | 'continue';
+export type PlayerActionType = Exclude<InputType, 'continue'>;
+export type Narrator = 'offline' | 'remote';
+export type HeadMoveReason = 'undo' | 'redo' | 'select';
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+export interface AdventureCreatedData extends AdventureFields {
+  adventureId: string;
+  ownerId: string;
+  /** The opening with its `${Name}` placeholders already answered. */
+  opening: string;
+  /** The answers, kept so a later refresh can re-fill templates without asking again. */
+  placeholders: Record<string, string>;
+  storyCards: StoryCard[];
+  settings: AdventureSettings;
+  openingAction: { id: string; tokens: number };
+}
+
+export interface AdventureEditedData {
+  title?: string;
+  plotEssentials?: string;
+  authorsNote?: string;
+  aiInstructions?: string;
+  persona?: Persona;
+  canon?: Canon;
+  /** Only the settings that changed. */
+  settings?: Partial<AdventureSettings>;
+}
+
+export interface PlayerActedData {
+  turnId: string;
+  inputType: InputType;
+  /** null for `continue`, which writes no player action. */
+  action: { id: string; type: PlayerActionType; text: string; tokens: number } | null;
+}
+
+export interface NarratedData {
+  turnId: string;
+  /** Prose only: the state block is stripped before it gets here. */
+  action: { id: string; text: string; tokens: number };
+  /** Set when this narration is a retry's new take. */
+  replacesActionId: string | null;
+  accepted: StateEvent[];
+  rejected: Rejection[];
+  reasoning: string | null;
+  usage: Usage;
+  model: string;
+  narrator: Narrator;
+  finishReason: string;
+  /** The context report's manifest, as the worker built it; opaque to this lib. */
+  contextManifest: Record<string, unknown>;
+  latencyMs: number;
+}
+
+export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };
+export type AdventureEdited = { type: 'AdventureEdited'; data: AdventureEditedData };
+export type StoryCardAdded = { type: 'StoryCardAdded'; data: { card: StoryCard } };
+export type StoryCardEdited = {
+  type: 'StoryCardEdited';
+  data: { cardId: string; changes: Partial<Omit<StoryCard, 'id'>> };
+};
+export type StoryCardRemoved = { type: 'StoryCardRemoved'; data: { cardId: string } };
+export type PlayerActed = { type: 'PlayerActed'; data: PlayerActedData };
+export type RetryRequested = {
+  type: 'RetryRequested';
+  data: { turnId: string; replacesActionId: string };
+};
+export type Narrated = { type: 'Narrated'; data: NarratedData };
+export type NarrationFailed = {
+  type: 'NarrationFailed';
+  data: { turnId: string; error: string; attempts: number };
+};
+export type NarrationCancelled = { type: 'NarrationCancelled'; data: { turnId: string } };
+export type HeadMoved = {
+  type: 'HeadMoved';
+  data: { from: string; to: string; reason: HeadMoveReason };
+};
+export type ActionEdited = {
+  type: 'ActionEdited';
+  data: { actionId: string; text: string; tokens: number };
+};
+export type ActionErased = { type: 'ActionErased'; data: { actionId: string } };
+export type NarrativeStateCorrected = {
+  type: 'NarrativeStateCorrected';
+  data: { anchorActionId: string; correction: NarrativeCorrection };
+};
+export type StateEventRetconned = {
+  type: 'StateEventRetconned';
+  data: { actionId: string; index: number };
+};
+
+export type AdventureEvent =
+  | AdventureCreated
+  | AdventureEdited
+  | StoryCardAdded
+  | StoryCardEdited
+  | StoryCardRemoved
+  | PlayerActed
+  | RetryRequested
+  | Narrated
+  | NarrationFailed
+  | NarrationCancelled
+  | HeadMoved
+  | ActionEdited
+  | ActionErased
+  | NarrativeStateCorrected
+  | StateEventRetconned;
+
+export type AdventureEventType = AdventureEvent['type'];
+
+/** An event as read back from the stream: its version there is the address of its text. */
+export type RecordedAdventureEvent = AdventureEvent & { version: number };
+
+/**
+ * The schema version written for each event type today. Bump a type's version when its `data`
+ * changes shape, and register an upcaster from the old version (see `event.upcaster.ts`).
+ */
+export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>> = {
+  AdventureCreated: 1,
+  AdventureEdited: 1,
+  StoryCardAdded: 1,
+  StoryCardEdited: 1,
+  StoryCardRemoved: 1,
+  PlayerActed: 1,
+  RetryRequested: 1,
+  Narrated: 1,
+  NarrationFailed: 1,
+  NarrationCancelled: 1,
+  HeadMoved: 1,
+  ActionEdited: 1,
+  ActionErased: 1,
+  NarrativeStateCorrected: 1,
+  StateEventRetconned: 1,
+};
+
+export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_SCHEMA_VERSIONS) as AdventureEventType[];
+
+export function isAdventureEventType(type: string): type is AdventureEventType {
+  return Object.prototype.hasOwnProperty.call(EVENT_SCHEMA_VERSIONS, type);
+}

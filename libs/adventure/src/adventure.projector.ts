@@ -1,0 +1,413 @@
+// Folds an adventure's events into its projection (`AdventureState`).
+//
+// Cost: a rebuild of a long adventure must cost less than reading its rows, so each event costs
+// O(1) apart from head moves, erases, retcons and corrections below the head, which refold the
+// path (O(depth)). To get there without giving up purity, `evolve` copies the state's top-level
+// containers once and `evolveInPlace` then mutates only those containers: nested values (nodes,
+// path entries, narrative states, arrays inside nodes) are always replaced, never changed, so
+// the input state stays untouched. `project`/`projectFrom` copy once for the whole fold.
+//
+// An event type this projector does not know is an error, not a no-op: a projection that skipped
+// an event would differ from the one its writer saw, and a replay would report it as equal.
+
+import type { NarrativeState } from '@chronicle/narrative';
+import type { RecordedAdventureEvent } from './adventure.events';
+import {
+  RECENT_TURNS_KEPT,
+  initialState,
+  type ActionNode,
+  type AdventureState,
+  type PathEntry,
+  type TurnOutcome,
+} from './adventure.state';
+import { applyNarrativeTurn, initialNarrativeState } from './narrative.port';
+
+export class ProjectionError extends Error {
+  constructor(
+    message: string,
+    readonly version: number,
+  ) {
+    super(`event at version ${version}: ${message}`);
+    this.name = 'ProjectionError';
+  }
+}
+
+/** A copy whose top-level containers may be mutated without touching `state`. */
+function ownContainers(state: AdventureState): AdventureState {
+  return {
+    ...state,
+    nodes: { ...state.nodes },
+    path: state.path.slice(),
+    redo: state.redo.slice(),
+    cards: state.cards.slice(),
+    recentTurns: state.recentTurns.slice(),
+  };
+}
+
+export function evolve(state: AdventureState, event: RecordedAdventureEvent): AdventureState {
+  const draft = ownContainers(state);
+  evolveInPlace(draft, event);
+  return draft;
+}
+
+/** The projection after `events`, folded from the empty adventure. */
+export function project(events: Iterable<RecordedAdventureEvent>): AdventureState {
+  return projectFrom(initialState(), events);
+}
+
+/** The projection after `events`, folded onto a snapshot (which is left untouched). */
+export function projectFrom(
+  snapshot: AdventureState,
+  events: Iterable<RecordedAdventureEvent>,
+): AdventureState {
+  const draft = ownContainers(snapshot);
+  for (const event of events) evolveInPlace(draft, event);
+  return draft;
+}
+
+function pathEntry(node: ActionNode): PathEntry {
+  return {
+    id: node.id,
+    type: node.type,
+    tokens: node.tokens,
+    textVersion: node.textVersion,
+    turnId: node.turnId,
+    erased: node.erased,
+  };
+}
+
+function nodeAt(state: AdventureState, id: string, version: number): ActionNode {
+  const node = Object.prototype.hasOwnProperty.call(state.nodes, id) ? state.nodes[id] : undefined;
+  if (!node) throw new ProjectionError(`unknown action ${id}`, version);
+  return node;
+}
+
+export function isOnPath(state: AdventureState, actionId: string): boolean {
+  const node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
+    ? state.nodes[actionId]
+    : undefined;
+  return node !== undefined && state.path[node.depth]?.id === actionId;
+}
+
+/** What a node adds to the narrative state; an erased node keeps only the player's corrections. */
+function contribution(node: ActionNode): Parameters<typeof applyNarrativeTurn>[1] {
+  return node.erased
+    ? { accepted: [], corrections: node.corrections }
+    : { accepted: node.accepted, retconned: node.retconned, corrections: node.corrections };
+}
+
+function hasContribution(node: ActionNode): boolean {
+  return node.accepted.length > 0 || node.corrections.length > 0;
+}
+
+/** Refolds the narrative state along the path: the state at the head and at its parent. */
+function refoldNarrative(draft: AdventureState): void {
+  let state: NarrativeState = initialNarrativeState();
+  let atParent = state;
+  for (const entry of draft.path) {
+    atParent = state;
+    const node = draft.nodes[entry.id];
+    if (hasContribution(node)) state = applyNarrativeTurn(state, contribution(node));
+  }
+  draft.narrative = state;
+  draft.narrativeAtParent = atParent;
+}
+
+/** The narrative state at the path's node at `depth` (its own contribution included). */
+export function narrativeAtDepth(state: AdventureState, depth: number): NarrativeState {
+  let narrative: NarrativeState = initialNarrativeState();
+  for (let index = 0; index <= depth && index < state.path.length; index++) {
+    const node = state.nodes[state.path[index].id];
+    if (hasContribution(node)) narrative = applyNarrativeTurn(narrative, contribution(node));
+  }
+  return narrative;
+}
+
+/** Rebuilds the path for a new head (walking parent pointers) and refolds the narrative. */
+function moveHead(draft: AdventureState, headId: string, version: number): void {
+  const chain: PathEntry[] = [];
+  let node: ActionNode | undefined = nodeAt(draft, headId, version);
+  while (node) {
+    chain.push(pathEntry(node));
+    node = node.parentId === null ? undefined : nodeAt(draft, node.parentId, version);
+  }
+  chain.reverse();
+  draft.head = headId;
+  draft.path = chain;
+  refoldNarrative(draft);
+}
+
+/** Writes a node's change through to its path entry, when it is on the path. */
+function replaceNode(draft: AdventureState, node: ActionNode): void {
+  draft.nodes[node.id] = node;
+  if (draft.path[node.depth]?.id === node.id) draft.path[node.depth] = pathEntry(node);
+}
+
+/** The narrative state after a change to one node's contribution. */
+function afterContributionChanged(draft: AdventureState, node: ActionNode): void {
+  if (node.id === draft.head) {
+    // The head's parent state is kept, so the head alone is reapplied.
+    draft.narrative = applyNarrativeTurn(draft.narrativeAtParent, contribution(node));
+  } else if (draft.path[node.depth]?.id === node.id) {
+    refoldNarrative(draft);
+  }
+}
+
+function recordOutcome(draft: AdventureState, outcome: TurnOutcome): void {
+  draft.recentTurns.push(outcome);
+  if (draft.recentTurns.length > RECENT_TURNS_KEPT) draft.recentTurns.shift();
+}
+
+function finishTurn(draft: AdventureState, turnId: string): void {
+  if (draft.inFlight?.turnId === turnId) draft.inFlight = null;
+}
+
+function newNode(
+  fields: Pick<ActionNode, 'id' | 'parentId' | 'depth' | 'type' | 'tokens' | 'turnId'>,
+  textVersion: number,
+): ActionNode {
+  return {
+    ...fields,
+    textVersion,
+    erased: false,
+    accepted: [],
+    rejected: [],
+    retconned: [],
+    corrections: [],
+  };
+}
+
+/** Appends a child of the head and makes it the head: the cheap, common move. */
+function appendAtHead(draft: AdventureState, node: ActionNode): void {
+  draft.nodes[node.id] = node;
+  draft.path.length = node.depth;
+  draft.path.push(pathEntry(node));
+  draft.head = node.id;
+}
+
+/** Mutates `draft`'s top-level fields and containers only (see the file comment). */
+export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEvent): void {
+  const { version } = event;
+  if (version !== draft.version + 1) {
+    throw new ProjectionError(
+      `expected stream version ${draft.version + 1} (events must be folded in order, without gaps)`,
+      version,
+    );
+  }
+  draft.version = version;
+
+  switch (event.type) {
+    case 'AdventureCreated': {
+      const d = event.data;
+      if (draft.id !== null) throw new ProjectionError('the adventure already exists', version);
+      draft.id = d.adventureId;
+      draft.ownerId = d.ownerId;
+      draft.fields = {
+        title: d.title,
+        plotEssentials: d.plotEssentials,
+        authorsNote: d.authorsNote,
+        aiInstructions: d.aiInstructions,
+        persona: d.persona,
+        canon: d.canon,
+      };
+      draft.placeholders = d.placeholders;
+      draft.settings = d.settings;
+      draft.cards.push(...d.storyCards);
+      const opening = newNode(
+        {
+          id: d.openingAction.id,
+          parentId: null,
+          depth: 0,
+          type: 'start',
+          tokens: d.openingAction.tokens,
+          turnId: null,
+        },
+        version,
+      );
+      draft.openingId = opening.id;
+      appendAtHead(draft, opening);
+      draft.narrative = initialNarrativeState();
+      draft.narrativeAtParent = draft.narrative;
+      return;
+    }
+
+    case 'AdventureEdited': {
+      const { settings, ...fields } = event.data;
+      draft.fields = { ...draft.fields, ...fields };
+      if (settings) draft.settings = { ...draft.settings, ...settings };
+      return;
+    }
+
+    case 'StoryCardAdded':
+      draft.cards.push(event.data.card);
+      return;
+
+    case 'StoryCardEdited': {
+      const index = draft.cards.findIndex((card) => card.id === event.data.cardId);
+      if (index < 0) throw new ProjectionError(`unknown story card ${event.data.cardId}`, version);
+      draft.cards[index] = { ...draft.cards[index], ...event.data.changes };
+      return;
+    }
+
+    case 'StoryCardRemoved': {
+      const index = draft.cards.findIndex((card) => card.id === event.data.cardId);
+      if (index < 0) throw new ProjectionError(`unknown story card ${event.data.cardId}`, version);
+      draft.cards.splice(index, 1);
+      return;
+    }
+
+    case 'PlayerActed': {
+      const { turnId, action } = event.data;
+      draft.redo = [];
+      draft.inFlight = {
+        turnId,
+        kind: action ? 'action' : 'continue',
+        actionId: action ? action.id : null,
+        replacesActionId: null,
+        requestedAtVersion: version,
+      };
+      if (action) {
+        const parent = nodeAt(draft, draft.head ?? '', version);
+        const node = newNode(
+          {
+            id: action.id,
+            parentId: parent.id,
+            depth: parent.depth + 1,
+            type: action.type,
+            tokens: action.tokens,
+            turnId,
+          },
+          version,
+        );
+        appendAtHead(draft, node);
+        // A player action adds nothing to the narrative state.
+        draft.narrativeAtParent = draft.narrative;
+      }
+      return;
+    }
+
+    case 'RetryRequested':
+      draft.redo = [];
+      draft.inFlight = {
+        turnId: event.data.turnId,
+        kind: 'retry',
+        actionId: null,
+        replacesActionId: event.data.replacesActionId,
+        requestedAtVersion: version,
+      };
+      return;
+
+    case 'Narrated': {
+      const d = event.data;
+      const replaced = d.replacesActionId ? nodeAt(draft, d.replacesActionId, version) : null;
+      const parentId = replaced ? replaced.parentId : draft.head;
+      const parent = nodeAt(draft, parentId ?? '', version);
+      const node: ActionNode = {
+        ...newNode(
+          {
+            id: d.action.id,
+            parentId: parent.id,
+            depth: parent.depth + 1,
+            type: 'ai',
+            tokens: d.action.tokens,
+            turnId: d.turnId,
+          },
+          version,
+        ),
+        accepted: d.accepted,
+        rejected: d.rejected,
+      };
+      if (parent.id === draft.head) {
+        draft.narrativeAtParent = draft.narrative;
+        appendAtHead(draft, node);
+        draft.narrative = applyNarrativeTurn(draft.narrativeAtParent, contribution(node));
+      } else if (replaced && replaced.id === draft.head) {
+        // A retry of the head: the new take starts from the state the old one started from.
+        appendAtHead(draft, node);
+        draft.narrative = applyNarrativeTurn(draft.narrativeAtParent, contribution(node));
+      } else {
+        draft.nodes[node.id] = node;
+        moveHead(draft, node.id, version);
+      }
+      finishTurn(draft, d.turnId);
+      recordOutcome(draft, { turnId: d.turnId, status: 'done', actionId: node.id, error: null });
+      draft.lastContext = {
+        turnId: d.turnId,
+        actionId: node.id,
+        version,
+        manifest: d.contextManifest,
+      };
+      return;
+    }
+
+    case 'NarrationFailed':
+      finishTurn(draft, event.data.turnId);
+      recordOutcome(draft, {
+        turnId: event.data.turnId,
+        status: 'failed',
+        actionId: null,
+        error: event.data.error,
+      });
+      return;
+
+    case 'NarrationCancelled':
+      finishTurn(draft, event.data.turnId);
+      recordOutcome(draft, {
+        turnId: event.data.turnId,
+        status: 'cancelled',
+        actionId: null,
+        error: 'cancelled',
+      });
+      return;
+
+    case 'HeadMoved': {
+      const { from, to, reason } = event.data;
+      if (reason === 'undo') draft.redo.push(from);
+      else if (reason === 'redo') draft.redo.pop();
+      else draft.redo = [];
+      moveHead(draft, to, version);
+      return;
+    }
+
+    case 'ActionEdited': {
+      const node = nodeAt(draft, event.data.actionId, version);
+      replaceNode(draft, { ...node, tokens: event.data.tokens, textVersion: version });
+      return;
+    }
+
+    case 'ActionErased': {
+      const node = { ...nodeAt(draft, event.data.actionId, version), erased: true };
+      replaceNode(draft, node);
+      if (node.accepted.length > 0) afterContributionChanged(draft, node);
+      return;
+    }
+
+    case 'NarrativeStateCorrected': {
+      const { anchorActionId, correction } = event.data;
+      const anchor = nodeAt(draft, anchorActionId, version);
+      const node = { ...anchor, corrections: [...anchor.corrections, correction] };
+      replaceNode(draft, node);
+      afterContributionChanged(draft, node);
+      return;
+    }
+
+    case 'StateEventRetconned': {
+      const { actionId, index } = event.data;
+      const target = nodeAt(draft, actionId, version);
+      if (target.retconned.includes(index)) return;
+      const retconned = [...target.retconned, index].sort((a, b) => a - b);
+      const node = { ...target, retconned };
+      replaceNode(draft, node);
+      afterContributionChanged(draft, node);
+      return;
+    }
+
+    default: {
+      const unknown: { type: string } = event;
+      throw new ProjectionError(
+        `unknown event type ${JSON.stringify(unknown.type)}; this projector cannot fold it`,
+        version,
+      );
+    }
+  }
+}

@@ -1,0 +1,146 @@
+// Reads over the projection. Every read of the story skips erased actions and, by default, the
+// take a retry in flight is replacing: the retried take must not reach history, card triggers,
+// the refusal lookup or the retrieval query of the turn that replaces it.
+
+import type { NarrativeState, Rejection } from '@chronicle/narrative';
+import type { AdventureEvent } from './adventure.events';
+import type { AdventureState, PathEntry, TurnOutcome } from './adventure.state';
+
+export interface StoryReadOptions {
+  /** Keep the take a retry in flight is replacing (default false: it is excluded). */
+  includeReplaced?: boolean;
+}
+
+/** The id a story read leaves out while a retry is in flight, or null. */
+export function excludedActionId(state: AdventureState): string | null {
+  return state.inFlight?.replacesActionId ?? null;
+}
+
+/** The story at the head, root first: erased actions and (by default) the retried take left out. */
+export function storyPath(state: AdventureState, options: StoryReadOptions = {}): PathEntry[] {
+  const excluded = options.includeReplaced ? null : excludedActionId(state);
+  return state.path.filter((entry) => !entry.erased && entry.id !== excluded);
+}
+
+/** How many actions (the opening included) the story at the head holds. */
+export function storyActionCount(state: AdventureState, options: StoryReadOptions = {}): number {
+  const excluded = options.includeReplaced ? null : excludedActionId(state);
+  let count = 0;
+  for (const entry of state.path) if (!entry.erased && entry.id !== excluded) count++;
+  return count;
+}
+
+/**
+ * The newest story actions, newest last: the tail of `storyPath` without copying the whole
+ * path (a turn reads a window, not a 5,000-action story).
+ */
+export function storyTail(
+  state: AdventureState,
+  count: number,
+  options: StoryReadOptions = {},
+): PathEntry[] {
+  const excluded = options.includeReplaced ? null : excludedActionId(state);
+  const tail: PathEntry[] = [];
+  for (let index = state.path.length - 1; index >= 0 && tail.length < count; index--) {
+    const entry = state.path[index];
+    if (!entry.erased && entry.id !== excluded) tail.push(entry);
+  }
+  return tail.reverse();
+}
+
+/** The window the refusal lookup searches, in story actions. */
+export const REJECTION_WINDOW = 6;
+
+/**
+ * The rejections of the newest AI action among the newest `window` story actions: the note the
+ * next prompt carries. Feedback covers the previous AI turn only, so an older AI turn's
+ * refusals never come back.
+ */
+export function lastAiRejections(state: AdventureState, window = REJECTION_WINDOW): Rejection[] {
+  const tail = storyTail(state, window);
+  for (let index = tail.length - 1; index >= 0; index--) {
+    if (tail[index].type === 'ai') return state.nodes[tail[index].id].rejected;
+  }
+  return [];
+}
+
+/**
+ * The narrative state the next narration starts from: at the head, or, while a retry is in
+ * flight, at the parent of the take being replaced (the old take's events do not count).
+ */
+export function narrativeForTurn(state: AdventureState): NarrativeState {
+  return state.inFlight?.kind === 'retry' ? state.narrativeAtParent : state.narrative;
+}
+
+export type TurnStatus =
+  | { status: 'queued'; actionId: string | null }
+  | { status: 'done'; actionId: string }
+  | { status: 'failed'; error: string }
+  | { status: 'cancelled' };
+
+/**
+ * A turn's status from the projection, or null when the projection no longer knows it (only
+ * the newest RECENT_TURNS_KEPT outcomes are kept; an older turn is read from the log). Whether a
+ * worker has started a queued turn is not a fact of the log: the caller may refine `queued`.
+ */
+export function turnStatus(state: AdventureState, turnId: string): TurnStatus | null {
+  if (state.inFlight?.turnId === turnId) {
+    return { status: 'queued', actionId: state.inFlight.actionId };
+  }
+  const outcome = findOutcome(state, turnId);
+  if (!outcome) return null;
+  switch (outcome.status) {
+    case 'done':
+      return { status: 'done', actionId: outcome.actionId ?? '' };
+    case 'failed':
+      return { status: 'failed', error: outcome.error ?? '' };
+    case 'cancelled':
+      return { status: 'cancelled' };
+  }
+}
+
+function findOutcome(state: AdventureState, turnId: string): TurnOutcome | undefined {
+  for (let index = state.recentTurns.length - 1; index >= 0; index--) {
+    if (state.recentTurns[index].turnId === turnId) return state.recentTurns[index];
+  }
+  return undefined;
+}
+
+/**
+ * The text of `actionId` as the event at its `textVersion` holds it, or null when that event
+ * does not carry this action's text. History readers load events by version and call this.
+ */
+export function actionTextFromEvent(event: AdventureEvent, actionId: string): string | null {
+  switch (event.type) {
+    case 'AdventureCreated':
+      return event.data.openingAction.id === actionId ? event.data.opening : null;
+    case 'PlayerActed':
+      return event.data.action?.id === actionId ? event.data.action.text : null;
+    case 'Narrated':
+      return event.data.action.id === actionId ? event.data.action.text : null;
+    case 'ActionEdited':
+      return event.data.actionId === actionId ? event.data.text : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * JSON with object keys sorted at every level. jsonb does not keep key order, so a projection
+ * read back from a snapshot and one folded live are compared in this form.
+ */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value));
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value !== null && typeof value === 'object') {
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      sorted[key] = sortKeys((value as Record<string, unknown>)[key]);
+    }
+    return sorted;
+  }
+  return value;
+}

@@ -1,0 +1,162 @@
+// The adventure projection: everything a turn, a read or a decision needs, as plain JSON. It is
+// snapshotted as jsonb and compared with a fresh replay, so it holds no Map, Set, Date or
+// undefined: an absent value is null, and every order that matters is an array's order (jsonb
+// keeps array order but not object key order).
+
+import type { NarrativeState, Rejection, StateEvent } from '@chronicle/narrative';
+import type {
+  AdventureFields,
+  AdventureSettings,
+  PlayerActionType,
+  StoryCard,
+} from './adventure.events';
+import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
+
+/**
+ * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
+ * old snapshots are ignored and rebuilt from the log.
+ */
+export const projectorVersion = 1;
+
+export type NodeType = 'start' | PlayerActionType | 'ai';
+
+/** One action in the story tree. Its text lives in the event at `textVersion`. */
+export interface ActionNode {
+  id: string;
+  parentId: string | null;
+  /** Position along a path: the opening is 0, each child is its parent + 1. */
+  depth: number;
+  type: NodeType;
+  /** Token count of the current text, in the adventure's encoding. */
+  tokens: number;
+  /** Stream version of the event holding the current text (creation, or the latest edit). */
+  textVersion: number;
+  erased: boolean;
+  /** The turn that wrote the node; null for the opening. */
+  turnId: string | null;
+  /** AI nodes: the refereed state block. Empty on other nodes. */
+  accepted: StateEvent[];
+  rejected: Rejection[];
+  /** Indexes into `accepted` withdrawn by a retcon, ascending. */
+  retconned: number[];
+  /** Corrections anchored on this node, in the order they were made. */
+  corrections: NarrativeCorrection[];
+}
+
+/** One node on the path at the head, as a prompt needs it (no text: read it by version). */
+export interface PathEntry {
+  id: string;
+  type: NodeType;
+  tokens: number;
+  textVersion: number;
+  turnId: string | null;
+  erased: boolean;
+}
+
+export type TurnKind = 'action' | 'retry' | 'continue';
+
+export interface TurnInFlight {
+  turnId: string;
+  kind: TurnKind;
+  /** The player action written for this turn; null for continue and retry. */
+  actionId: string | null;
+  /** The take a retry replaces: excluded from every read of the story while in flight. */
+  replacesActionId: string | null;
+  /** Stream version of the event that started the turn. */
+  requestedAtVersion: number;
+}
+
+export type TurnOutcomeStatus = 'done' | 'failed' | 'cancelled';
+
+export interface TurnOutcome {
+  turnId: string;
+  status: TurnOutcomeStatus;
+  /** The AI action written when done. */
+  actionId: string | null;
+  error: string | null;
+}
+
+/** How many finished turns keep their outcome in the projection (newest last). */
+export const RECENT_TURNS_KEPT = 100;
+
+export interface LastContext {
+  turnId: string;
+  actionId: string;
+  /** Stream version of the Narrated event that carried it. */
+  version: number;
+  manifest: Record<string, unknown>;
+}
+
+export interface AdventureState {
+  /** Stream version of the last event folded in; 0 before the adventure exists. */
+  version: number;
+  id: string | null;
+  ownerId: string | null;
+  fields: AdventureFields;
+  placeholders: Record<string, string>;
+  settings: AdventureSettings;
+  /** In the order they were added: the lore section lists them in this order. */
+  cards: StoryCard[];
+  nodes: Record<string, ActionNode>;
+  openingId: string | null;
+  head: string | null;
+  /** Heads that undo left, newest last; redo pops. Cleared when a new action is written. */
+  redo: string[];
+  /** The head's ancestor chain, root first, erased nodes flagged: path[d] is the node at depth d. */
+  path: PathEntry[];
+  /** The narrative state at the head. */
+  narrative: NarrativeState;
+  /** The narrative state at the head's parent: what a retry of the head starts from. */
+  narrativeAtParent: NarrativeState;
+  inFlight: TurnInFlight | null;
+  recentTurns: TurnOutcome[];
+  lastContext: LastContext | null;
+}
+
+/** The predecessor's defaults (seed §3). */
+export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
+  model: '',
+  apiMode: 'chat',
+  temperature: 0.8,
+  maxOutputTokens: 800,
+  contextTokenBudget: 16384,
+  reasoningMaxTokens: 0,
+  encoding: 'cl100k_base',
+  autoSummarize: false,
+  memoryBankEnabled: false,
+  memoryTopK: 5,
+  memoryCapacity: 80,
+});
+
+export function emptyFields(): AdventureFields {
+  return {
+    title: '',
+    plotEssentials: '',
+    authorsNote: '',
+    aiInstructions: '',
+    persona: { name: '', pronouns: '', description: '' },
+    canon: { rules: [], forbiddenStatusChanges: [] },
+  };
+}
+
+export function initialState(): AdventureState {
+  return {
+    version: 0,
+    id: null,
+    ownerId: null,
+    fields: emptyFields(),
+    placeholders: {},
+    settings: { ...DEFAULT_SETTINGS },
+    cards: [],
+    nodes: {},
+    openingId: null,
+    head: null,
+    redo: [],
+    path: [],
+    narrative: initialNarrativeState(),
+    narrativeAtParent: initialNarrativeState(),
+    inFlight: null,
+    recentTurns: [],
+    lastContext: null,
+  };
+}

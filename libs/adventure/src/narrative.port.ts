@@ -1,0 +1,37 @@
+// The one place this lib touches libs/narrative's functions, so the projector's fold and the
+// decider's validation read the narrative protocol through the same calls.
+
+import {
+  InvalidCorrectionError,
+  applyCorrection,
+  foldTurn,
+  initialNarrativeState,
+  type Correction,
+  type NarrativeState,
+  type NarrativeTurn,
+} from '@chronicle/narrative';
+
+export type NarrativeCorrection = Correction;
+export { initialNarrativeState };
+
+/**
+ * The state after one node's contribution: its accepted events minus the retconned ones, then
+ * the corrections made while it was the head. Total: a correction that no longer fits is
+ * skipped, so a replay always reaches a state.
+ */
+export function applyNarrativeTurn(state: NarrativeState, turn: NarrativeTurn): NarrativeState {
+  return foldTurn(state, turn);
+}
+
+/** Applies a correction, or returns why it cannot be applied to this state. */
+export function tryCorrection(
+  state: NarrativeState,
+  correction: NarrativeCorrection,
+): { ok: true; state: NarrativeState } | { ok: false; reason: string } {
+  try {
+    return { ok: true, state: applyCorrection(state, correction) };
+  } catch (error) {
+    if (error instanceof InvalidCorrectionError) return { ok: false, reason: error.message };
+    throw error;
+  }
+}

@@ -1,0 +1,79 @@
+// Player input becomes story text the way the predecessor wrote it (seed §4), so a story played
+// here reads like one played there and the model sees the same second-person turns.
+
+import { InvalidCommandError } from './adventure.errors';
+import type { InputType } from './adventure.events';
+
+const ENDS_A_SENTENCE = ['.', '!', '?', '…'];
+const QUOTES = /^["“”]+|["“”]+$/g;
+const LEADING_YOU = /^you\s+/i;
+
+function withFinalPeriod(text: string): string {
+  return ENDS_A_SENTENCE.some((mark) => text.endsWith(mark)) ? text : `${text}.`;
+}
+
+/**
+ * `walk north` and `Walk north` both read `> You walk north.`: a do-action starts with a verb,
+ * capitalised only because it began the input. A first word that is capitalised elsewhere
+ * (`I`, `I'm`, `NASA`, `McGuffin`) is kept as written.
+ */
+function lowerInitialVerb(text: string): string {
+  const firstWord = /^\S+/.exec(text)?.[0] ?? '';
+  const rest = firstWord.slice(1);
+  const isPlainCapitalised = /^[A-Z]$/.test(firstWord[0] ?? '') && rest === rest.toLowerCase();
+  if (!isPlainCapitalised || /^I(\b|')/.test(firstWord)) return text;
+  return text[0].toLowerCase() + text.slice(1);
+}
+
+/**
+ * The story text of a player's input, or null for `continue` (which writes no player action).
+ * Throws InvalidCommandError when nothing is left to write.
+ */
+export function formatPlayerInput(type: InputType, text: string): string | null {
+  switch (type) {
+    case 'continue':
+      return null;
+    case 'story':
+      if (text.trim() === '') throw emptyInput(type);
+      return text;
+    case 'say': {
+      const spoken = text.trim().replace(QUOTES, '').trim();
+      if (spoken === '') throw emptyInput(type);
+      return `> You say "${withFinalPeriod(spoken)}"`;
+    }
+    case 'do': {
+      const deed = text.trim().replace(LEADING_YOU, '').trim();
+      if (deed === '') throw emptyInput(type);
+      return `> You ${withFinalPeriod(lowerInitialVerb(deed))}`;
+    }
+  }
+}
+
+function emptyInput(type: InputType): InvalidCommandError {
+  return new InvalidCommandError(
+    `text is empty for a ${type} action; write what happens, or send type "continue" to let the narrator go on`,
+  );
+}
+
+const PLACEHOLDER = /\$\{([^}]*)\}/g;
+
+/** The placeholder names in `template`, in order of first appearance. */
+export function placeholderNames(template: string): string[] {
+  const names: string[] = [];
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    if (!names.includes(match[1])) names.push(match[1]);
+  }
+  return names;
+}
+
+/** `template` with every `${Name}` replaced by its answer; a missing answer is an error. */
+export function fillPlaceholders(template: string, answers: Record<string, string>): string {
+  const has = (name: string) => Object.prototype.hasOwnProperty.call(answers, name);
+  const missing = placeholderNames(template).filter((name) => !has(name));
+  if (missing.length > 0) {
+    throw new InvalidCommandError(
+      `placeholders need answers: ${missing.map((name) => JSON.stringify(name)).join(', ')}; send them in "placeholders"`,
+    );
+  }
+  return template.replace(PLACEHOLDER, (_whole, name: string) => answers[name]);
+}

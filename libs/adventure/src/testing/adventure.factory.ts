@@ -1,0 +1,237 @@
+// Builds adventure event histories for tests by playing commands through the real decider and
+// projector, so every history a test starts from is one the domain could have written. Ids are
+// deterministic (`action-3`, `turn-2`), and tokens are counted as words so expectations can be
+// worked out by hand.
+
+import type { Correction, Rejection, StateEvent } from '@chronicle/narrative';
+import type {
+  AdventureCommand,
+  CreateAdventure,
+  DecideContext,
+  RecordNarration,
+} from '../adventure.commands';
+import { decide } from '../adventure.decider';
+import type { AdventureEvent, InputType, RecordedAdventureEvent } from '../adventure.events';
+import { evolve } from '../adventure.projector';
+import { initialState, type AdventureState } from '../adventure.state';
+
+/** One token per whitespace-separated word: easy to count by hand in a test. */
+export const wordCountTokens: DecideContext = {
+  countTokens: (text) => text.split(/\s+/).filter(Boolean).length,
+};
+
+export function createAdventureCommand(
+  overrides: Partial<CreateAdventure['data']> = {},
+): CreateAdventure {
+  return {
+    type: 'CreateAdventure',
+    data: {
+      adventureId: 'adventure-1',
+      ownerId: 'owner-1',
+      openingActionId: 'opening',
+      title: 'The Lighthouse',
+      opening: 'You stand on the harbor wall at dusk.',
+      placeholders: {},
+      plotEssentials: 'The keeper vanished a week ago.',
+      authorsNote: 'Keep it eerie.',
+      aiInstructions: '',
+      persona: { name: 'Ash', pronouns: 'they/them', description: 'A tired courier.' },
+      storyCards: [
+        { id: 'card-mira', name: 'Mira', keys: 'mira, keeper', entry: 'Mira keeps the light.' },
+      ],
+      canon: {
+        rules: ['The dead stay dead.'],
+        forbiddenStatusChanges: [{ from: 'dead', to: 'alive' }],
+      },
+      settings: {},
+      ...overrides,
+    },
+  };
+}
+
+export interface NarrationOptions {
+  text?: string;
+  actionId?: string;
+  accepted?: StateEvent[];
+  rejected?: Rejection[];
+  manifest?: Record<string, unknown>;
+}
+
+export class AdventureHistory {
+  readonly events: RecordedAdventureEvent[] = [];
+  state: AdventureState = initialState();
+  private counter = 0;
+
+  constructor(readonly context: DecideContext = wordCountTokens) {}
+
+  /** A new adventure, created from `createAdventureCommand(overrides)`. */
+  static create(overrides: Partial<CreateAdventure['data']> = {}): AdventureHistory {
+    const history = new AdventureHistory();
+    history.run(createAdventureCommand(overrides));
+    return history;
+  }
+
+  /** A fresh id with this prefix: `action-1`, `turn-2`… */
+  nextId(prefix: string): string {
+    this.counter += 1;
+    return `${prefix}-${this.counter}`;
+  }
+
+  get head(): string {
+    return this.state.head ?? '';
+  }
+
+  get version(): number {
+    return this.state.version;
+  }
+
+  /** Decides `command` on the current state and appends what it decided. */
+  run(command: AdventureCommand): RecordedAdventureEvent[] {
+    return this.append(...decide(command, this.state, this.context));
+  }
+
+  /** Appends events as they are, at the next versions (for histories the decider would refuse). */
+  append(...events: AdventureEvent[]): RecordedAdventureEvent[] {
+    const recorded = events.map((event) => {
+      const stored = { ...event, version: this.state.version + 1 } as RecordedAdventureEvent;
+      this.state = evolve(this.state, stored);
+      this.events.push(stored);
+      return stored;
+    });
+    return recorded;
+  }
+
+  /** A player action (or a continue); the turn stays in flight. */
+  act(inputType: InputType, text = '', ids: { turnId?: string; actionId?: string } = {}) {
+    const turnId = ids.turnId ?? this.nextId('turn');
+    const actionId = ids.actionId ?? this.nextId('action');
+    this.run({ type: 'SubmitAction', data: { turnId, inputType, text, actionId } });
+    return { turnId, actionId: inputType === 'continue' ? null : actionId };
+  }
+
+  /** The worker's narration for the turn in flight; returns the new AI action's id. */
+  narrate(options: NarrationOptions = {}): string {
+    const turnId = this.state.inFlight?.turnId ?? 'no-turn-in-flight';
+    const actionId = options.actionId ?? this.nextId('action');
+    this.run(narrationCommand(turnId, actionId, options));
+    return actionId;
+  }
+
+  /** A whole turn: the player's action and its narration. */
+  turn(inputType: InputType, text: string, narration: NarrationOptions = {}) {
+    const { turnId, actionId } = this.act(inputType, text);
+    const aiActionId = this.narrate(narration);
+    return { turnId, playerActionId: actionId, aiActionId };
+  }
+
+  requestRetry(turnId = this.nextId('turn')): string {
+    this.run({ type: 'RequestRetry', data: { turnId } });
+    return turnId;
+  }
+
+  /** A retry and its new take; returns the take's id. */
+  retry(narration: NarrationOptions = {}): string {
+    this.requestRetry();
+    return this.narrate(narration);
+  }
+
+  fail(error = 'model unreachable', attempts = 3): this {
+    const turnId = this.state.inFlight?.turnId ?? 'no-turn-in-flight';
+    this.run({ type: 'RecordNarrationFailure', data: { turnId, error, attempts } });
+    return this;
+  }
+
+  cancel(): this {
+    const turnId = this.state.inFlight?.turnId ?? 'no-turn-in-flight';
+    this.run({ type: 'CancelTurn', data: { turnId } });
+    return this;
+  }
+
+  undo(): this {
+    this.run({ type: 'Undo', data: {} });
+    return this;
+  }
+
+  redo(): this {
+    this.run({ type: 'Redo', data: {} });
+    return this;
+  }
+
+  moveHead(actionId: string): this {
+    this.run({ type: 'MoveHead', data: { actionId } });
+    return this;
+  }
+
+  edit(actionId: string, text: string): this {
+    this.run({ type: 'EditAction', data: { actionId, text } });
+    return this;
+  }
+
+  erase(actionId: string): this {
+    this.run({ type: 'EraseAction', data: { actionId } });
+    return this;
+  }
+
+  correct(correction: Correction, anchorActionId?: string): this {
+    this.run({ type: 'CorrectNarrativeState', data: { correction, anchorActionId } });
+    return this;
+  }
+
+  retcon(actionId: string, index: number): this {
+    this.run({ type: 'RetconStateEvent', data: { actionId, index } });
+    return this;
+  }
+}
+
+export function narrationCommand(
+  turnId: string,
+  actionId: string,
+  options: NarrationOptions = {},
+): RecordNarration {
+  return {
+    type: 'RecordNarration',
+    data: {
+      turnId,
+      actionId,
+      text: options.text ?? `The sea answers ${actionId}.`,
+      accepted: options.accepted ?? [],
+      rejected: options.rejected ?? [],
+      reasoning: null,
+      usage: { promptTokens: 1200, completionTokens: 80, cachedTokens: 1024 },
+      model: 'offline-narrator',
+      narrator: 'offline',
+      finishReason: 'stop',
+      contextManifest: options.manifest ?? { turnId, sections: ['history', 'reminder'] },
+      latencyMs: 42,
+    },
+  };
+}
+
+/** A long played adventure, for benchmarks and replay tests: turns with state events. */
+export function playedAdventure(turns: number, narrationChars = 1500): AdventureHistory {
+  const history = AdventureHistory.create();
+  const filler = 'The tide climbs the black rocks and the lamp turns slowly overhead. ';
+  const prose = filler.repeat(Math.ceil(narrationChars / filler.length)).slice(0, narrationChars);
+  for (let index = 0; index < turns; index++) {
+    const accepted: StateEvent[] =
+      index === 0
+        ? [
+            { type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' },
+            {
+              type: 'enter',
+              id: 'mira',
+              name: 'Mira',
+              kind: 'character',
+              status: 'alive',
+              at: 'harbor',
+            },
+          ]
+        : [{ type: 'fact', text: `Turn ${index} happened at the harbor.`, about: ['mira'] }];
+    history.turn(index % 3 === 0 ? 'say' : 'do', `look around ${index}`, {
+      text: prose,
+      accepted,
+    });
+    if (index % 10 === 9) history.retry({ text: prose, accepted });
+  }
+  return history;
+}
