@@ -6,7 +6,7 @@ import type { InputType } from './adventure.events';
 
 const ENDS_A_SENTENCE = ['.', '!', '?', '…'];
 const QUOTES = /^["“”]+|["“”]+$/g;
-const LEADING_YOU = /^you\s+/i;
+const LEADING_YOU = /^you(\s+|$)/i;
 
 function withFinalPeriod(text: string): string {
   return ENDS_A_SENTENCE.some((mark) => text.endsWith(mark)) ? text : `${text}.`;

@@ -1,0 +1,477 @@
+import type { AdventureCommand } from './adventure.commands';
+import { DuplicateActionError, TurnNotInFlightError, decide } from './adventure.decider';
+import {
+  ConflictError,
+  InvalidCommandError,
+  NotFoundError,
+  TurnInFlightError,
+} from './adventure.errors';
+import { DEFAULT_SETTINGS } from './adventure.state';
+import {
+  AdventureHistory,
+  createAdventureCommand,
+  narrationCommand,
+  wordCountTokens,
+} from './testing/adventure.factory';
+import { given } from './testing/decider.given';
+
+describe('adventure decider', () => {
+  describe('CreateAdventure', () => {
+    it('answers the placeholders, fills default settings and counts the opening', () => {
+      const command = createAdventureCommand({
+        opening: 'You are ${Name}, keeper of ${Place}.',
+        placeholders: { Name: 'Ash', Place: 'the light' },
+        settings: { temperature: 1.1 },
+      });
+      const [event] = decideOnce(command);
+      expect(event.type).toBe('AdventureCreated');
+      if (event.type !== 'AdventureCreated') return;
+      expect(event.data.opening).toBe('You are Ash, keeper of the light.');
+      expect(event.data.placeholders).toEqual({ Name: 'Ash', Place: 'the light' });
+      expect(event.data.settings).toEqual({ ...DEFAULT_SETTINGS, temperature: 1.1 });
+      expect(event.data.openingAction).toEqual({ id: 'opening', tokens: 7 });
+      expect(event.data.storyCards[0]).toEqual({
+        id: 'card-mira',
+        name: 'Mira',
+        keys: 'mira, keeper',
+        entry: 'Mira keeps the light.',
+        type: 'other',
+        notes: '',
+      });
+    });
+
+    it('names the placeholders left unanswered', () => {
+      given([])
+        .when(
+          createAdventureCommand({ opening: 'Hi ${Name} of ${Town}', placeholders: { Name: 'A' } }),
+        )
+        .thenThrows(InvalidCommandError, 'invalid', /"Town"/);
+    });
+
+    it('names a setting out of range, and an unknown one', () => {
+      given([])
+        .when(createAdventureCommand({ settings: { contextTokenBudget: 100 } }))
+        .thenThrows(InvalidCommandError, 'invalid', /contextTokenBudget must be between 256/);
+      given([])
+        .when(createAdventureCommand({ settings: { colour: 'red' } as never }))
+        .thenThrows(InvalidCommandError, 'invalid', /settings\.colour is not a setting/);
+    });
+
+    it('refuses text with a NUL byte or a lone surrogate, and an empty title', () => {
+      given([])
+        .when(createAdventureCommand({ plotEssentials: 'a\u0000b' }))
+        .thenThrows(InvalidCommandError, 'invalid', /plotEssentials contains a NUL/);
+      given([])
+        .when(createAdventureCommand({ authorsNote: 'bad \ud800 text' }))
+        .thenThrows(InvalidCommandError, 'invalid', /authorsNote is not valid unicode/);
+      given([])
+        .when(createAdventureCommand({ title: '  ' }))
+        .thenThrows(InvalidCommandError, 'invalid', /title is empty/);
+    });
+
+    it('refuses to create an adventure twice', () => {
+      given(AdventureHistory.create())
+        .when(createAdventureCommand())
+        .thenThrows(ConflictError, 'conflict', /already exists/);
+    });
+  });
+
+  it('answers not found for any other command on an adventure that does not exist', () => {
+    given([])
+      .when({ type: 'Undo', data: {} })
+      .thenThrows(NotFoundError, 'not_found', /adventure not found/);
+  });
+
+  describe('EditAdventure', () => {
+    it('records only what changed', () => {
+      given(AdventureHistory.create())
+        .when({
+          type: 'EditAdventure',
+          data: {
+            title: 'The Lighthouse',
+            authorsNote: 'Keep it bright.',
+            settings: { temperature: 0.8, maxOutputTokens: 400 },
+          },
+        })
+        .then([
+          {
+            type: 'AdventureEdited',
+            data: { authorsNote: 'Keep it bright.', settings: { maxOutputTokens: 400 } },
+          },
+        ]);
+    });
+
+    it('appends nothing when nothing differs', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'EditAdventure', data: { title: 'The Lighthouse' } })
+        .then([]);
+    });
+  });
+
+  describe('story cards', () => {
+    const card = { id: 'card-ship', name: 'Ship', keys: 'ship', entry: 'A wreck.' };
+
+    it('adds a card with its defaults, and refuses a repeated id', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'AddStoryCard', data: { card } })
+        .then([{ type: 'StoryCardAdded', data: { card: { ...card, type: 'other', notes: '' } } }]);
+      given(AdventureHistory.create())
+        .when({ type: 'AddStoryCard', data: { card: { ...card, id: 'card-mira' } } })
+        .thenThrows(ConflictError, 'conflict', /card-mira already exists/);
+    });
+
+    it('edits only changed fields and removes; unknown cards are not found', () => {
+      given(AdventureHistory.create())
+        .when({
+          type: 'EditStoryCard',
+          data: { cardId: 'card-mira', changes: { name: 'Mira', entry: 'Mira is gone.' } },
+        })
+        .then([
+          {
+            type: 'StoryCardEdited',
+            data: { cardId: 'card-mira', changes: { entry: 'Mira is gone.' } },
+          },
+        ]);
+      given(AdventureHistory.create())
+        .when({ type: 'RemoveStoryCard', data: { cardId: 'card-mira' } })
+        .then([{ type: 'StoryCardRemoved', data: { cardId: 'card-mira' } }]);
+      given(AdventureHistory.create())
+        .when({ type: 'RemoveStoryCard', data: { cardId: 'nope' } })
+        .thenThrows(NotFoundError, 'not_found', /story card nope/);
+    });
+  });
+
+  describe('SubmitAction', () => {
+    it('writes the formatted action with its token count', () => {
+      given(AdventureHistory.create())
+        .when({
+          type: 'SubmitAction',
+          data: { turnId: 't1', inputType: 'say', text: '"who is there"', actionId: 'a1' },
+        })
+        .then([
+          {
+            type: 'PlayerActed',
+            data: {
+              turnId: 't1',
+              inputType: 'say',
+              action: { id: 'a1', type: 'say', text: '> You say "who is there."', tokens: 6 },
+            },
+          },
+        ]);
+    });
+
+    it('writes no player action for continue', () => {
+      given(AdventureHistory.create())
+        .when({
+          type: 'SubmitAction',
+          data: { turnId: 't1', inputType: 'continue', text: '', actionId: 'a1' },
+        })
+        .then([
+          { type: 'PlayerActed', data: { turnId: 't1', inputType: 'continue', action: null } },
+        ]);
+    });
+
+    it('answers 409 to a second action while a turn is in flight', () => {
+      const history = AdventureHistory.create();
+      history.act('do', 'walk north', { turnId: 'first' });
+      given(history)
+        .when({
+          type: 'SubmitAction',
+          data: { turnId: 't2', inputType: 'do', text: 'run', actionId: 'a2' },
+        })
+        .thenThrows(TurnInFlightError, 'conflict', /turn first is still being narrated/);
+    });
+
+    it('accepts the next action once the turn is narrated, failed or cancelled', () => {
+      for (const finish of ['narrate', 'fail', 'cancel'] as const) {
+        const history = AdventureHistory.create();
+        history.act('do', 'walk north');
+        history[finish]();
+        expect(history.state.inFlight).toBeNull();
+        expect(() => history.act('do', 'walk on')).not.toThrow();
+      }
+    });
+
+    it('refuses a used action id, an unknown type and empty text', () => {
+      const history = AdventureHistory.create();
+      history.turn('do', 'walk north');
+      const used = history.state.path[1].id;
+      given(history)
+        .when({
+          type: 'SubmitAction',
+          data: { turnId: 't9', inputType: 'do', text: 'x', actionId: used },
+        })
+        .thenThrows(DuplicateActionError, 'conflict', /already used/);
+      given(history)
+        .when({
+          type: 'SubmitAction',
+          data: { turnId: 't9', inputType: 'shout' as never, text: 'x', actionId: 'n' },
+        })
+        .thenThrows(InvalidCommandError, 'invalid', /use do, say, story or continue/);
+      given(history)
+        .when({
+          type: 'SubmitAction',
+          data: { turnId: 't9', inputType: 'do', text: ' ', actionId: 'n' },
+        })
+        .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
+    });
+  });
+
+  describe('RequestRetry', () => {
+    it('replaces the narration at the head', () => {
+      const history = AdventureHistory.create();
+      const { aiActionId } = history.turn('do', 'walk north');
+      given(history)
+        .when({ type: 'RequestRetry', data: { turnId: 'retry-1' } })
+        .then([
+          { type: 'RetryRequested', data: { turnId: 'retry-1', replacesActionId: aiActionId } },
+        ]);
+    });
+
+    it('needs the story to end with a narration', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'RequestRetry', data: { turnId: 'r' } })
+        .thenThrows(InvalidCommandError, 'invalid', /end with a narration/);
+      const failed = AdventureHistory.create();
+      failed.act('do', 'walk north');
+      failed.fail();
+      given(failed)
+        .when({ type: 'RequestRetry', data: { turnId: 'r' } })
+        .thenThrows(InvalidCommandError, 'invalid', /end with a narration/);
+    });
+
+    it('answers 409 while a turn is in flight', () => {
+      const history = AdventureHistory.create();
+      history.turn('do', 'walk north');
+      history.requestRetry();
+      given(history)
+        .when({ type: 'RequestRetry', data: { turnId: 'again' } })
+        .thenThrows(TurnInFlightError, 'conflict');
+    });
+  });
+
+  describe('RecordNarration', () => {
+    it('must answer the turn in flight', () => {
+      const history = AdventureHistory.create();
+      history.turn('do', 'walk north');
+      const done = history.state.recentTurns[0].turnId;
+      given(history)
+        .when(narration(done, 'late'))
+        .thenThrows(TurnNotInFlightError, 'conflict', /not in flight/);
+    });
+
+    it('carries the replaced take of a retry', () => {
+      const history = AdventureHistory.create();
+      const { aiActionId } = history.turn('do', 'walk north');
+      const turnId = history.requestRetry();
+      const [event] = decideOnce(narration(turnId, 'take-2'), history);
+      expect(event).toMatchObject({
+        type: 'Narrated',
+        data: { turnId, replacesActionId: aiActionId, action: { id: 'take-2', tokens: 4 } },
+      });
+    });
+
+    it('refuses an empty narration (a reply that was only a state block)', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      given(history)
+        .when(narration(turnId, 'n1', '  '))
+        .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
+    });
+  });
+
+  describe('CancelTurn', () => {
+    it('cancels the turn in flight; a finished turn conflicts; an unknown one is not found', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      given(history)
+        .when({ type: 'CancelTurn', data: { turnId } })
+        .then([{ type: 'NarrationCancelled', data: { turnId } }]);
+      history.narrate();
+      given(history)
+        .when({ type: 'CancelTurn', data: { turnId } })
+        .thenThrows(ConflictError, 'conflict', /already finished/);
+      given(history)
+        .when({ type: 'CancelTurn', data: { turnId: 'never' } })
+        .thenThrows(NotFoundError, 'not_found');
+    });
+  });
+
+  describe('Undo and Redo', () => {
+    it('undoes the narration and the player action it answered', () => {
+      const history = AdventureHistory.create();
+      const first = history.turn('do', 'walk north');
+      const second = history.turn('say', 'hello');
+      given(history)
+        .when({ type: 'Undo', data: {} })
+        .then([
+          {
+            type: 'HeadMoved',
+            data: { from: second.aiActionId, to: first.aiActionId, reason: 'undo' },
+          },
+        ]);
+    });
+
+    it('undoes a continue narration alone', () => {
+      const history = AdventureHistory.create();
+      const first = history.turn('do', 'walk north');
+      history.act('continue');
+      const continued = history.narrate();
+      given(history)
+        .when({ type: 'Undo', data: {} })
+        .then([
+          { type: 'HeadMoved', data: { from: continued, to: first.aiActionId, reason: 'undo' } },
+        ]);
+    });
+
+    it('refuses to undo the opening, and to redo with nothing undone', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'Undo', data: {} })
+        .thenThrows(InvalidCommandError, 'invalid', /opening cannot be undone/);
+      const history = AdventureHistory.create();
+      history.turn('do', 'walk north');
+      given(history)
+        .when({ type: 'Redo', data: {} })
+        .thenThrows(InvalidCommandError, 'invalid', /nothing to redo/);
+    });
+
+    it('redoes what undo hid', () => {
+      const history = AdventureHistory.create();
+      const { aiActionId } = history.turn('do', 'walk north');
+      history.undo();
+      given(history)
+        .when({ type: 'Redo', data: {} })
+        .then([{ type: 'HeadMoved', data: { from: 'opening', to: aiActionId, reason: 'redo' } }]);
+    });
+
+    it('answers 409 for undo, redo, edit, erase, move, correct and retcon while a turn is in flight', () => {
+      const history = AdventureHistory.create();
+      const { aiActionId } = history.turn('do', 'walk north', {
+        accepted: [{ type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' }],
+      });
+      history.undo();
+      history.redo();
+      history.act('do', 'wait');
+      const busy = [
+        { type: 'Undo', data: {} },
+        { type: 'Redo', data: {} },
+        { type: 'EditAction', data: { actionId: aiActionId, text: 'x' } },
+        { type: 'EraseAction', data: { actionId: aiActionId } },
+        { type: 'MoveHead', data: { actionId: 'opening' } },
+        { type: 'CorrectNarrativeState', data: { correction: { op: 'addFact', text: 'x' } } },
+        { type: 'RetconStateEvent', data: { actionId: aiActionId, index: 0 } },
+      ] as const;
+      for (const command of busy) {
+        given(history).when(command).thenThrows(TurnInFlightError, 'conflict');
+      }
+    });
+  });
+
+  describe('MoveHead, EditAction, EraseAction', () => {
+    it('refuses unknown actions as not found', () => {
+      for (const type of ['MoveHead', 'EditAction', 'EraseAction'] as const) {
+        given(AdventureHistory.create())
+          .when({ type, data: { actionId: 'ghost', text: 'x' } })
+          .thenThrows(NotFoundError, 'not_found', /action ghost not found/);
+      }
+    });
+
+    it('edits with a fresh token count; erases once; never erases the opening', () => {
+      const history = AdventureHistory.create();
+      const { aiActionId } = history.turn('do', 'walk north');
+      given(history)
+        .when({ type: 'EditAction', data: { actionId: aiActionId, text: 'The fog lifts.' } })
+        .then([
+          {
+            type: 'ActionEdited',
+            data: { actionId: aiActionId, text: 'The fog lifts.', tokens: 3 },
+          },
+        ]);
+      given(history)
+        .when({ type: 'EraseAction', data: { actionId: 'opening' } })
+        .thenThrows(InvalidCommandError, 'invalid', /opening cannot be erased/);
+      history.erase(aiActionId);
+      given(history)
+        .when({ type: 'EraseAction', data: { actionId: aiActionId } })
+        .then([]);
+      given(history)
+        .when({ type: 'MoveHead', data: { actionId: aiActionId } })
+        .thenThrows(InvalidCommandError, 'invalid', /erased/);
+    });
+
+    it('moving to the head itself appends nothing', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'MoveHead', data: { actionId: 'opening' } })
+        .then([]);
+    });
+  });
+
+  describe('CorrectNarrativeState and RetconStateEvent', () => {
+    function withHarbor() {
+      const history = AdventureHistory.create();
+      const turn = history.turn('do', 'walk north', {
+        accepted: [
+          { type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' },
+          { type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' },
+        ],
+      });
+      return { history, ...turn };
+    }
+
+    it('anchors a correction on the head', () => {
+      const { history, aiActionId } = withHarbor();
+      const correction = { op: 'setStatus', id: 'mira', status: 'wounded' } as const;
+      given(history)
+        .when({ type: 'CorrectNarrativeState', data: { correction } })
+        .then([
+          { type: 'NarrativeStateCorrected', data: { anchorActionId: aiActionId, correction } },
+        ]);
+    });
+
+    it("refuses a correction narrative's rules refuse, saying why", () => {
+      const { history } = withHarbor();
+      given(history)
+        .when({
+          type: 'CorrectNarrativeState',
+          data: { correction: { op: 'rename', id: 'ghost', name: 'G' } },
+        })
+        .thenThrows(InvalidCommandError, 'invalid', /correction refused: .*ghost/);
+    });
+
+    it('refuses an anchor off the path', () => {
+      const { history, aiActionId } = withHarbor();
+      history.undo();
+      given(history)
+        .when({
+          type: 'CorrectNarrativeState',
+          data: { correction: { op: 'addFact', text: 'x' }, anchorActionId: aiActionId },
+        })
+        .thenThrows(InvalidCommandError, 'invalid', /not in the story at the head/);
+    });
+
+    it('retcons an accepted event by index, once', () => {
+      const { history, aiActionId, playerActionId } = withHarbor();
+      given(history)
+        .when({ type: 'RetconStateEvent', data: { actionId: aiActionId, index: 1 } })
+        .then([{ type: 'StateEventRetconned', data: { actionId: aiActionId, index: 1 } }]);
+      given(history)
+        .when({ type: 'RetconStateEvent', data: { actionId: aiActionId, index: 2 } })
+        .thenThrows(InvalidCommandError, 'invalid', /index must be 0 to 1/);
+      given(history)
+        .when({ type: 'RetconStateEvent', data: { actionId: playerActionId ?? '', index: 0 } })
+        .thenThrows(InvalidCommandError, 'invalid', /not a narration/);
+      history.retcon(aiActionId, 1);
+      given(history)
+        .when({ type: 'RetconStateEvent', data: { actionId: aiActionId, index: 1 } })
+        .then([]);
+    });
+  });
+});
+
+function decideOnce(command: AdventureCommand, history?: AdventureHistory) {
+  return decide(command, (history ?? new AdventureHistory()).state, wordCountTokens);
+}
+
+function narration(turnId: string, actionId: string, text = 'The fog thickens here.') {
+  return narrationCommand(turnId, actionId, { text });
+}
