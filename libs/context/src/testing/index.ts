@@ -1,2 +1,3 @@
 export * from './prose.factory';
 export * from './context.factory';
+export * from './seed-reference';

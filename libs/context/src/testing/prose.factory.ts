@@ -168,7 +168,7 @@ export function proseGenerator(seed: number): ProseGenerator {
     () => `You remember ${pick(PLACES)}, and the ${pick(ADJECTIVES)} night you left it.`,
     () => `${cap(pick(NAMES))} glances at you, then at ${pick(NAMES)}, and shrugs.`,
     () =>
-      `A sign above the door reads "${pick(ADJECTIVES).toUpperCase()} ${pick(['ROSE', 'ANCHOR', 'CROWN', 'EEL'])}" ${random() < 0.08 ? pick(EMOJI) : ''}`.trim(),
+      `A sign above the door reads "${pick(ADJECTIVES).toUpperCase()} ${pick(['ROSE', 'ANCHOR', 'CROWN', 'EEL'])}."${random() < 0.08 ? ` ${pick(EMOJI)}` : ''}`,
   ];
 
   const sentence = () => pick(templates)();

@@ -1,0 +1,86 @@
+import { assembleContextSync, memoryReader, tokenizer, type ContextHead } from './index';
+import {
+  aCard,
+  aContextHead,
+  aNarrativeState,
+  aStory,
+  seedReferenceContext,
+  someMemories,
+} from './testing';
+
+// A generated corpus: 800 actions of varied prose, and cards keyed on words it uses.
+const story = aStory(800, { seed: 21 });
+const cards = [
+  aCard('mira', 'Mira', 'Mira is a smuggler who runs lamp oil past the customs house.'),
+  aCard('voss', 'captain voss, Voss', 'Captain Voss commands the harbour watch and owes no one.'),
+  aCard('compass', 'silver compass', 'The silver compass points at what its holder fears most.'),
+  aCard('mill', 'abandoned mill', `The mill ${'grinds nothing but rumours '.repeat(60)}.`),
+  aCard('cafe', 'café', 'The café on Rue Morne serves bitter coffee until dawn.'),
+  aCard('none', 'kraken', 'Never triggered.'),
+];
+
+function corpusHead(budget: number, overrides: Partial<ContextHead> = {}): ContextHead {
+  return {
+    ...aContextHead({
+      settings: { contextTokenBudget: budget },
+      persona: { name: 'Ada', pronouns: 'she/her', description: 'A keeper of lights.' },
+      plotEssentials: 'The lighthouse has been dark for three nights.',
+      authorsNote: 'Keep it bleak.',
+      storyCards: cards,
+      storySummary: 'Ada came home to collect a debt.',
+      narrativeState: aNarrativeState(2),
+      memories: someMemories(['Ada owes Mira.', 'The ledger is missing a page.']),
+      totalActions: story.length,
+    }),
+    ...overrides,
+  };
+}
+
+describe('the fast builder against the seed, re-encoding everything', () => {
+  it.each([1024, 2048, 8192, 16384, 65536])(
+    'sends the same prompt, cards and history at a %i-token budget',
+    (budget) => {
+      // Given the corpus at this budget
+      const head = corpusHead(budget);
+      // When built the fast way (cached counts, covering window) and the seed's way
+      const fast = assembleContextSync(head, memoryReader(story));
+      const seed = seedReferenceContext(head, story);
+      // Then everything that reaches the model or the reader is identical
+      expect(fast.system).toBe(seed.system);
+      expect(fast.story).toBe(seed.story);
+      expect(fast.report.cards).toEqual(seed.report.cards);
+      expect(fast.report.history).toEqual(seed.report.history);
+      expect(fast.report.sections.map((s) => s.label)).toEqual(
+        seed.report.sections.map((s) => s.label),
+      );
+    },
+  );
+
+  it('agrees on a retry, which excludes the newest take', () => {
+    const retried = story[story.length - 2];
+    const head = corpusHead(4096, { excludeActionId: retried.id, totalActions: story.length - 1 });
+    const fast = assembleContextSync(head, memoryReader(story));
+    const seed = seedReferenceContext(head, story);
+    expect(fast.story).toBe(seed.story);
+    expect(fast.story).not.toContain(retried.text);
+    expect(fast.report.history).toEqual(seed.report.history);
+  });
+});
+
+describe('token counts summed from cached parts', () => {
+  it.each([2048, 16384, 131072])(
+    'stay within 0.5%% of encoding the joined text at a %i-token budget',
+    (budget) => {
+      // Given the corpus, built from cached per-action counts
+      const tok = tokenizer('cl100k_base');
+      const built = assembleContextSync(corpusHead(budget), memoryReader(story));
+      // Then each section's count and the total are within 0.5% of an encode of the text
+      const within = (summed: number, exact: number) =>
+        expect(Math.abs(summed - exact) / exact).toBeLessThanOrEqual(0.005);
+      for (const section of built.report.sections) within(section.tokens, tok.count(section.text));
+      within(built.report.tokens.total, tok.count(built.system) + tok.count(built.story));
+      const history = built.report.sections.find((s) => s.label === 'history')!;
+      expect(history.tokens).toBeGreaterThan(budget / 4);
+    },
+  );
+});
