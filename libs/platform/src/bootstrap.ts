@@ -1,4 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { createDatabase, migrateToLatest } from '@chronicle/event-store';
 import { ConfigError, loadConfig, type AppConfig } from './config';
 import { JsonLogger } from './logger';
 import { ensureServices, ServiceUnavailableError } from './preflight';
@@ -10,7 +11,6 @@ import { ensureServices, ServiceUnavailableError } from './preflight';
 
 export interface ProcessSpec {
   app: 'api' | 'context-worker' | 'memory-worker';
-  migrate: (config: AppConfig) => Promise<void>;
   start: (config: AppConfig, logger: JsonLogger) => Promise<INestApplicationContext>;
 }
 
@@ -28,7 +28,7 @@ export async function runProcess(spec: ProcessSpec): Promise<void> {
   const logger = new JsonLogger(spec.app, config.logLevel);
   try {
     await ensureServices(config);
-    await spec.migrate(config);
+    await migrate(config.databaseUrl);
   } catch (error) {
     if (error instanceof ServiceUnavailableError) {
       process.stderr.write(`${spec.app}: ${error.message}\n`);
@@ -46,7 +46,20 @@ export async function runProcess(spec: ProcessSpec): Promise<void> {
   });
 }
 
+async function migrate(databaseUrl: string): Promise<void> {
+  const db = createDatabase(databaseUrl, 1);
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
 /**
+ * Nest's enableShutdownHooks() re-raises the signal after closing, which ends
+ * the process with a non-zero status; a clean stop should exit 0, so the apps
+ * install this instead (app.close() runs the same lifecycle hooks).
+ *
  * On SIGTERM or SIGINT: close the app (HTTP stops accepting, workers finish or
  * release their jobs, connections close) and exit 0. A bound guarantees the
  * exit: a job still running at the deadline is released to another worker by

@@ -1,1 +1,2 @@
 export * from './turn-stream';
+export * from './turn-stream.module';

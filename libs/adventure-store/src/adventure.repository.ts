@@ -1,0 +1,264 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  actionTextFromEvent,
+  adventureStreamId,
+  decide,
+  EVENT_SCHEMA_VERSIONS,
+  NotFoundError,
+  projectFrom,
+  projectorVersion,
+  initialState,
+  upcast,
+  type AdventureCommand,
+  type AdventureEvent,
+  type AdventureState,
+  type DecideContext,
+  type RecordedAdventureEvent,
+} from '@chronicle/adventure';
+import { tokenizer } from '@chronicle/context';
+import {
+  EventStoreRepository,
+  SnapshotRepository,
+  StreamVersionConflictError,
+  type NewEvent,
+  type OutboxJob,
+  type StoredEvent,
+} from '@chronicle/event-store';
+
+// The adventure as the apps see it: load the projection (snapshot + newer
+// events), decide a command against it, append the result at the expected
+// version. Every process is stateless — any worker may take any adventure —
+// so the in-memory cache below is only a shortcut past re-parsing a snapshot:
+// a cached state is always brought up to date from the log before use.
+
+export interface AdventureRepositoryOptions {
+  /** Save a snapshot when an append crosses a multiple of this many events. */
+  snapshotEvery: number;
+  /** How many adventures' latest projections each process keeps in memory. */
+  cacheSize?: number;
+}
+
+export interface CommandMetadata {
+  /** Who asked: a user id, `worker:context`, `worker:memory`, `admin`. */
+  actor: string;
+  correlationId?: string;
+  causationId?: string;
+  [key: string]: unknown;
+}
+
+export interface Decision {
+  events: AdventureEvent[];
+  /** Event ids in the order of `events`; random when not given. Fixed ids make a retried append harmless. */
+  eventIds?: string[];
+  outbox?: OutboxJob[];
+  /** Extra metadata per event (usage, model, latency), merged over the command's. */
+  metadata?: Record<string, unknown>;
+}
+
+export interface Handled {
+  /** The projection after the appended events. */
+  state: AdventureState;
+  /** What was appended (empty when the decision was a no-op). */
+  events: RecordedAdventureEvent[];
+  /** True when every event id was already stored: the original append is the answer. */
+  duplicate: boolean;
+}
+
+const CONFLICT_RETRIES = 5;
+
+export const countTokens: DecideContext['countTokens'] = (text, encoding) =>
+  tokenizer(encoding).count(text);
+const DECIDE_CONTEXT: DecideContext = { countTokens };
+
+/** A uuid derived from a name, for events whose id must be the same on every attempt. */
+export function deterministicEventId(...parts: string[]): string {
+  const hash = createHash('sha1').update(parts.join('\u0000')).digest();
+  hash[6] = (hash[6] & 0x0f) | 0x50; // version 5
+  hash[8] = (hash[8] & 0x3f) | 0x80; // RFC 4122 variant
+  const hex = hash.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+export function toRecorded(event: StoredEvent): RecordedAdventureEvent {
+  return {
+    type: event.type,
+    data: upcast(event.type, event.schemaVersion, event.data),
+    version: event.version,
+  } as RecordedAdventureEvent;
+}
+
+export class AdventureRepository {
+  private readonly cache = new Map<string, AdventureState>();
+  private readonly cacheSize: number;
+
+  constructor(
+    private readonly eventStore: EventStoreRepository,
+    private readonly snapshots: SnapshotRepository,
+    private readonly options: AdventureRepositoryOptions,
+  ) {
+    this.cacheSize = options.cacheSize ?? 256;
+  }
+
+  /** The projection at the head of the log, or null when the adventure does not exist. */
+  async load(adventureId: string): Promise<AdventureState | null> {
+    const streamId = adventureStreamId(adventureId);
+    let base = this.cache.get(adventureId);
+    if (!base) {
+      const snapshot = await this.snapshots.loadSnapshot<AdventureState>(
+        streamId,
+        projectorVersion,
+      );
+      base = snapshot?.state ?? initialState();
+    }
+    const newer = await this.eventStore.readStream(streamId, { from: base.version + 1 });
+    const state = newer.length === 0 ? base : projectFrom(base, newer.map(toRecorded));
+    if (state.id === null) return null;
+    this.remember(adventureId, state);
+    return state;
+  }
+
+  /** Like `load`, but a missing adventure is a NotFoundError (404). */
+  async get(adventureId: string): Promise<AdventureState> {
+    const state = await this.load(adventureId);
+    if (!state) throw new NotFoundError(`adventure ${adventureId} not found`);
+    return state;
+  }
+
+  /**
+   * The projection as it was right after `version`: the newest snapshot at or
+   * below it (when one is kept) plus the events up to it.
+   */
+  async loadAt(adventureId: string, version: number): Promise<AdventureState> {
+    const streamId = adventureStreamId(adventureId);
+    const snapshot = await this.snapshots.loadSnapshot<AdventureState>(streamId, projectorVersion);
+    const base = snapshot && snapshot.version <= version ? snapshot.state : initialState();
+    const events = await this.eventStore.readStream(streamId, {
+      from: base.version + 1,
+      to: version,
+    });
+    const state = projectFrom(base, events.map(toRecorded));
+    if (state.id === null) throw new NotFoundError(`adventure ${adventureId} not found`);
+    if (state.version < version) {
+      throw new NotFoundError(
+        `adventure ${adventureId} has no version ${version}; its latest is ${state.version}`,
+      );
+    }
+    return state;
+  }
+
+  /** Decides `command` against the head and appends the events (see `handleWith`). */
+  handle(
+    adventureId: string,
+    command: AdventureCommand,
+    metadata: CommandMetadata,
+    extra: Omit<Decision, 'events'> = {},
+  ): Promise<Handled> {
+    return this.handleWith(adventureId, metadata, (state) => ({
+      ...extra,
+      events: decide(command, state, DECIDE_CONTEXT),
+    }));
+  }
+
+  /**
+   * Loads, decides and appends at the expected version. A version conflict
+   * means someone else appended in between (another turn, the memory worker,
+   * an edit): reload and decide again, so the second decision sees the first
+   * (a second action then gets TurnInFlightError, not a bare conflict).
+   */
+  async handleWith(
+    adventureId: string,
+    metadata: CommandMetadata,
+    decideOn: (state: AdventureState) => Decision,
+  ): Promise<Handled> {
+    const streamId = adventureStreamId(adventureId);
+    for (let attempt = 1; ; attempt++) {
+      const loaded = (await this.load(adventureId)) ?? initialState();
+      const decision = decideOn(loaded);
+      if (decision.events.length === 0) return { state: loaded, events: [], duplicate: false };
+      const newEvents = decision.events.map((event, i): NewEvent => ({
+        id: decision.eventIds?.[i] ?? randomUUID(),
+        type: event.type,
+        schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
+        data: event.data,
+        metadata: { ...metadata, ...decision.metadata },
+      }));
+      try {
+        const result = await this.eventStore.appendToStream(streamId, newEvents, {
+          expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
+          outbox: decision.outbox,
+        });
+        if (result.duplicate) {
+          this.cache.delete(adventureId);
+          const state = await this.get(adventureId);
+          return { state, events: [], duplicate: true };
+        }
+        const recorded = decision.events.map(
+          (event, i) => ({ ...event, version: loaded.version + i + 1 }) as RecordedAdventureEvent,
+        );
+        const state = projectFrom(loaded, recorded);
+        const id = state.id ?? adventureId;
+        this.remember(id, state);
+        await this.maybeSnapshot(streamId, loaded.version, state);
+        return { state, events: recorded, duplicate: false };
+      } catch (error) {
+        if (error instanceof StreamVersionConflictError && attempt < CONFLICT_RETRIES) {
+          this.cache.delete(adventureId);
+          continue;
+        }
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * The texts of the given path entries, read by the version of the event
+   * that holds each one (one indexed query), in the order given.
+   */
+  async readActionTexts(
+    adventureId: string,
+    entries: readonly { id: string; textVersion: number }[],
+  ): Promise<string[]> {
+    const events = await this.eventStore.readStreamVersions(adventureStreamId(adventureId), [
+      ...new Set(entries.map((entry) => entry.textVersion)),
+    ]);
+    const byVersion = new Map(events.map((event) => [event.version, toRecorded(event)]));
+    return entries.map((entry) => {
+      const event = byVersion.get(entry.textVersion);
+      const text = event ? actionTextFromEvent(event, entry.id) : null;
+      if (text === null) {
+        throw new Error(
+          `adventure ${adventureId}: no text for action ${entry.id} at version ${entry.textVersion}`,
+        );
+      }
+      return text;
+    });
+  }
+
+  /** Forgets the cached projection (after a failed append of unknown outcome, say). */
+  forget(adventureId: string): void {
+    this.cache.delete(adventureId);
+  }
+
+  private async maybeSnapshot(
+    streamId: string,
+    before: number,
+    state: AdventureState,
+  ): Promise<void> {
+    const every = this.options.snapshotEvery;
+    if (Math.floor(state.version / every) === Math.floor(before / every)) return;
+    // A snapshot is a shortcut, never the truth: failing to write one costs a
+    // longer fold next time and nothing else.
+    await this.snapshots
+      .saveSnapshot(streamId, projectorVersion, state.version, state)
+      .catch(() => undefined);
+  }
+
+  private remember(adventureId: string, state: AdventureState): void {
+    this.cache.delete(adventureId);
+    this.cache.set(adventureId, state);
+    if (this.cache.size > this.cacheSize) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export * from './adventure.repository';
+export * from './adventure-store.module';

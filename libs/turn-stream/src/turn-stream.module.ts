@@ -1,0 +1,55 @@
+import {
+  type DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import Redis from 'ioredis';
+import { TurnStreamPublisher } from './turn-stream';
+
+/** The Redis client behind the turn streams; SSE followers duplicate it for blocking reads. */
+export const TURN_STREAM_REDIS = Symbol('TURN_STREAM_REDIS');
+export const TURN_STREAM_PREFIX = Symbol('TURN_STREAM_PREFIX');
+
+@Injectable()
+class TurnStreamCloser implements OnApplicationShutdown {
+  constructor(@Inject(TURN_STREAM_REDIS) private readonly redis: Redis) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+@Global()
+@Module({})
+export class TurnStreamModule {
+  static forRoot(options: { redisUrl: string; prefix: string }): DynamicModule {
+    return {
+      module: TurnStreamModule,
+      providers: [
+        {
+          provide: TURN_STREAM_REDIS,
+          useFactory: () => {
+            const redis = new Redis(options.redisUrl, {
+              maxRetriesPerRequest: 2,
+              connectTimeout: 2000,
+              enableAutoPipelining: true,
+              connectionName: 'chronicle-turn-stream',
+            });
+            redis.on('error', () => undefined);
+            return redis;
+          },
+        },
+        { provide: TURN_STREAM_PREFIX, useValue: options.prefix },
+        {
+          provide: TurnStreamPublisher,
+          useFactory: (redis: Redis) => new TurnStreamPublisher(redis, options.prefix),
+          inject: [TURN_STREAM_REDIS],
+        },
+        TurnStreamCloser,
+      ],
+      exports: [TURN_STREAM_REDIS, TURN_STREAM_PREFIX, TurnStreamPublisher],
+    };
+  }
+}
