@@ -61,24 +61,35 @@ function currentTestFile(): string | undefined {
   return state?.testPath ? basename(state.testPath) : undefined;
 }
 
-export async function createTestDatabase(name?: string, poolSize = 10): Promise<TestDatabase> {
+export interface TestDatabaseOptions {
+  poolSize?: number;
+  /** An empty database instead of a clone of the migrated template (to test migrations). */
+  empty?: boolean;
+}
+
+export async function createTestDatabase(
+  name?: string,
+  options: TestDatabaseOptions = {},
+): Promise<TestDatabase> {
   const dbName = uniqueName(name);
+  const template = options.empty ? 'template0' : TEMPLATE_DATABASE;
   await withAdminClient(async (client) => {
-    // CREATE DATABASE … TEMPLATE fails while anyone else is copying the same
-    // template (files start in parallel): retry briefly.
+    // CREATE DATABASE … TEMPLATE fails while another session is connected to
+    // the template (55006), or in the instant another jest run swaps in a
+    // fresh template (3D000): retry briefly.
     for (let attempt = 1; ; attempt++) {
       try {
-        await client.query(`CREATE DATABASE "${dbName}" TEMPLATE ${TEMPLATE_DATABASE}`);
+        await client.query(`CREATE DATABASE "${dbName}" TEMPLATE ${template}`);
         return;
       } catch (error) {
         const code = (error as { code?: string }).code;
-        if (code !== '55006' || attempt >= 20) throw error;
+        if ((code !== '55006' && code !== '3D000') || attempt >= 20) throw error;
         await new Promise((r) => setTimeout(r, 100 * attempt));
       }
     }
   });
   const connectionString = testDatabaseUrl(dbName);
-  const db = createDatabase(connectionString, poolSize);
+  const db = createDatabase(connectionString, options.poolSize ?? 10);
   let dropped = false;
   return {
     db,

@@ -3,6 +3,7 @@
 // each integration test file clones, so the template always carries the
 // current migrations. Imports are relative: jest's module aliases do not
 // apply to global setup.
+import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { createDatabase } from '../../libs/event-store/src/database';
 import { migrateToLatest } from '../../libs/event-store/src/migrate';
@@ -17,19 +18,22 @@ import {
 export default async function globalSetup(): Promise<void> {
   await checkPostgres();
   await checkRedis();
+  // Build under a fresh name, then swap it in: another jest run on this
+  // machine may be cloning the template right now, and must find one.
+  const building = `${TEMPLATE_DATABASE}_${randomBytes(4).toString('hex')}`;
+  await withAdminClient((client) => client.query(`CREATE DATABASE ${building}`));
+  const db = createDatabase(testDatabaseUrl(building), 1);
+  try {
+    await migrateToLatest(db);
+  } finally {
+    // Nobody may stay connected to a template while it is being copied.
+    await db.destroy();
+  }
   await withAdminClient(async (client) => {
-    // Serialises concurrent jest runs on one machine around the rebuild.
     await client.query('SELECT pg_advisory_lock(7301884112019624)');
     try {
       await client.query(`DROP DATABASE IF EXISTS ${TEMPLATE_DATABASE} WITH (FORCE)`);
-      await client.query(`CREATE DATABASE ${TEMPLATE_DATABASE}`);
-      const db = createDatabase(testDatabaseUrl(TEMPLATE_DATABASE), 1);
-      try {
-        await migrateToLatest(db);
-      } finally {
-        // Nobody may stay connected to a template while it is being copied.
-        await db.destroy();
-      }
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${TEMPLATE_DATABASE}`);
     } finally {
       await client.query('SELECT pg_advisory_unlock(7301884112019624)');
     }

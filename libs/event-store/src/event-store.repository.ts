@@ -208,8 +208,10 @@ export class EventStoreRepository {
    * checkpoint: nothing is skipped and nothing is delivered twice.
    *
    * The price: a long-running transaction holds back delivery of everything
-   * that started after it (never loses it). Appends are one short function
-   * call, so the horizon trails the present by milliseconds.
+   * that started after it (never loses it). Transaction ids are server-wide,
+   * so that includes transactions in other databases of the same server.
+   * Appends are one short function call, so the horizon normally trails the
+   * present by milliseconds.
    */
   async readAll(
     options: ReadAllOptions,
