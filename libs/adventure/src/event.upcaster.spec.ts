@@ -1,0 +1,50 @@
+import { EVENT_SCHEMA_VERSIONS, adventureStreamId, adventureIdOfStream } from './adventure.events';
+import { UnreadableEventError, createUpcasterRegistry, upcast } from './event.upcaster';
+
+describe('upcasting', () => {
+  // A registry shaped like a real change: PlayerActed v1 named the input `kind`, v2 calls it
+  // `inputType`, v3 adds `source`.
+  const registry = createUpcasterRegistry(
+    { PlayerActed: 3 },
+    {
+      PlayerActed: {
+        1: (data) => {
+          const { kind, ...rest } = data as { kind: string };
+          return { ...rest, inputType: kind };
+        },
+        2: (data) => ({ ...(data as object), source: 'player' }),
+      },
+    },
+  );
+
+  it('brings an old event to the current shape step by step', () => {
+    expect(registry.upcast('PlayerActed', 1, { turnId: 't', kind: 'do' })).toEqual({
+      turnId: 't',
+      inputType: 'do',
+      source: 'player',
+    });
+    expect(registry.upcast('PlayerActed', 3, { turnId: 't' })).toEqual({ turnId: 't' });
+  });
+
+  it('refuses events it cannot read: newer, unknown, or a bad version', () => {
+    expect(() => registry.upcast('PlayerActed', 4, {})).toThrow(UnreadableEventError);
+    expect(() => registry.upcast('Mystery', 1, {})).toThrow(/unknown event type/);
+    expect(() => registry.upcast('PlayerActed', 0, {})).toThrow(/not valid/);
+  });
+
+  it('fails at construction when a step is missing', () => {
+    expect(() => createUpcasterRegistry({ Narrated: 2 }, {})).toThrow(/Narrated v1 → v2/);
+  });
+
+  it('reads every current adventure event as it is', () => {
+    for (const [type, version] of Object.entries(EVENT_SCHEMA_VERSIONS)) {
+      expect(upcast(type, version, { same: true })).toEqual({ same: true });
+    }
+  });
+
+  it('names one stream per adventure', () => {
+    expect(adventureStreamId('0b6c')).toBe('adventure-0b6c');
+    expect(adventureIdOfStream('adventure-0b6c')).toBe('0b6c');
+    expect(adventureIdOfStream('memory-0b6c')).toBeNull();
+  });
+});
