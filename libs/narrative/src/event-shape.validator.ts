@@ -65,13 +65,15 @@ export function collapseWhitespace(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
-class ShapeError extends Error {
+/**
+ * Thrown inside the field checks and caught in `checkEventShape`. Not an `Error`: no stack trace
+ * is captured, which keeps rejecting a bad line cheap (a looping model sends many).
+ */
+class ShapeError {
   constructor(
     readonly reason: string,
     readonly fix: string,
-  ) {
-    super(reason);
-  }
+  ) {}
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

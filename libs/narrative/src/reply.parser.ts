@@ -9,8 +9,12 @@ import { checkEventShape, clipLine, rejection } from './event-shape.validator';
 import { MAX_BLOCK_BYTES, MAX_EVENTS_PER_BLOCK } from './narrative.limits';
 import type { ParsedReply, Rejection, StateEvent } from './narrative.types';
 
+/** A `state` fence: three or more backticks, `state`, and at most one more word ("jsonl"). */
+const FENCE = '`{3,}[ \\t]*state(?:[ \\t]+[\\w-]*)?[ \\t]*';
 /** A line that opens a `state` block, possibly after narration on the same line. */
-const OPENER = /^(.*?)`{3,}[ \t]*state(?:[ \t]+[^`]*)?$/i;
+const OPENER = new RegExp(`^(.*?)${FENCE}$`, 'i');
+/** Fence debris at the end of the narration before an opener ("```state ```state"). */
+const DEBRIS = new RegExp(`(?:${FENCE})+$`, 'i');
 /** A closing fence, possibly glued to the end of the last JSON line or followed by narration. */
 const CLOSER = /^(.*?)`{3,}(.*)$/;
 /** How many lines an object written over several lines (pretty-printed) may span. */
@@ -53,20 +57,19 @@ function splitBlocks(source: string): { segments: string[]; blocks: Block[] } {
   const blocks: Block[] = [];
   let prose: string[] = [];
   let block: Block | undefined;
+  const lines = source.split('\n');
 
-  const open = (prefix: string) => {
-    prose.push(prefix);
-    segments.push(prose.join('\n'));
-    prose = [];
-    block = { lines: [], closed: false };
-    blocks.push(block);
-  };
-
-  for (const line of source.split('\n')) {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
     const opener = OPENER.exec(line);
     if (opener) {
       // A new opener inside an unclosed block abandons that block: the model started over.
-      open(opener[1]);
+      // Fence debris before the opener ("```state ```state") is not prose either.
+      prose.push(opener[1].replace(DEBRIS, ''));
+      segments.push(prose.join('\n'));
+      prose = [];
+      block = { lines: [], closed: false };
+      blocks.push(block);
       continue;
     }
     if (block === undefined) {
@@ -78,7 +81,9 @@ function splitBlocks(source: string): { segments: string[]; blocks: Block[] } {
       if (closer[1].trim() !== '') block.lines.push(closer[1]);
       block.closed = true;
       block = undefined;
-      prose.push(closer[2]);
+      // What follows the closing fence on its line is read again as a line of its own: it is
+      // prose, or the opener of the next block.
+      if (closer[2].trim() !== '') lines.splice(i + 1, 0, closer[2]);
       continue;
     }
     block.lines.push(line);
