@@ -369,9 +369,14 @@ describe('adventure decider', () => {
 
   describe('MoveHead, EditAction, EraseAction', () => {
     it('refuses unknown actions as not found', () => {
-      for (const type of ['MoveHead', 'EditAction', 'EraseAction'] as const) {
+      const commands: AdventureCommand[] = [
+        { type: 'MoveHead', data: { actionId: 'ghost' } },
+        { type: 'EditAction', data: { actionId: 'ghost', text: 'x' } },
+        { type: 'EraseAction', data: { actionId: 'ghost' } },
+      ];
+      for (const command of commands) {
         given(AdventureHistory.create())
-          .when({ type, data: { actionId: 'ghost', text: 'x' } })
+          .when(command)
           .thenThrows(NotFoundError, 'not_found', /action ghost not found/);
       }
     });
