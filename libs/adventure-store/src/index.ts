@@ -1,2 +1,3 @@
 export * from './adventure.repository';
 export * from './adventure-store.module';
+export * from './turn-context';

@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import {
+  excludedActionId,
+  narrativeForTurn,
+  storyActionCount,
+  storyPath,
+  type AdventureState,
+  type PathEntry,
+} from '@chronicle/adventure';
+import {
+  assembleContext,
+  type BuiltContext,
+  type ContextHead,
+  type ReadOlder,
+  type RetrievedMemories,
+  type WindowAction,
+} from '@chronicle/context';
+
+// The prompt of one turn, from the projection: the head's fields as the context builder wants
+// them, and a reader that pulls the history window's texts from the log by version. The context
+// worker narrates with it and the API's context preview shows it, so both build the same bytes.
+
+/** The predecessor's default narrator prompt (seed §3); adventures have no prompt of their own yet. */
+export const DEFAULT_NARRATOR_PROMPT =
+  'You are a masterful storyteller. Continue the story in the second person, consistent and ' +
+  'vivid. Never speak or act for the player, never break character, and never conclude the story.';
+
+export interface TurnContextOptions {
+  /** The model when the adventure names none (MODEL_NAME). */
+  defaultModel: string;
+  narratorPrompt?: string;
+  /** The memory bank's retrieval, or null when the bank is off. */
+  memories?: RetrievedMemories | null;
+}
+
+/** Everything but the story window, from the projection at the head. */
+export function turnContextHead(state: AdventureState, options: TurnContextOptions): ContextHead {
+  const { settings, fields } = state;
+  return {
+    settings: {
+      narratorPrompt: options.narratorPrompt ?? DEFAULT_NARRATOR_PROMPT,
+      model: settings.model || options.defaultModel,
+      apiMode: settings.apiMode,
+      temperature: settings.temperature,
+      maxOutputTokens: settings.maxOutputTokens,
+      contextTokenBudget: settings.contextTokenBudget,
+      encoding: settings.encoding,
+    },
+    persona: fields.persona,
+    plotEssentials: fields.plotEssentials,
+    authorsNote: fields.authorsNote,
+    aiInstructions: fields.aiInstructions,
+    canon: fields.canon,
+    storyCards: state.cards.map(({ id, name, keys, entry, type }) => ({
+      id,
+      name,
+      keys,
+      entry,
+      type,
+    })),
+    // The summary arrives with the memory worker (issue 6).
+    storySummary: '',
+    // While a retry is in flight this is the state before the take being replaced.
+    narrativeState: narrativeForTurn(state),
+    scriptMemory: null,
+    totalActions: storyActionCount(state),
+    memories: options.memories ?? null,
+    excludeActionId: excludedActionId(state),
+  };
+}
+
+export interface ActionTextReader {
+  readActionTexts(
+    adventureId: string,
+    entries: readonly { id: string; textVersion: number }[],
+  ): Promise<string[]>;
+}
+
+/**
+ * Reads the story at the head from its newest end. The path (ids, types, cached token counts)
+ * is in the projection; only the texts of the rows asked for are read, so a turn of a long
+ * story reads its window and not the whole story.
+ */
+export function storyReader(store: ActionTextReader, state: AdventureState): ReadOlder {
+  const path = storyPath(state);
+  const adventureId = state.id ?? '';
+  return async (alreadyRead, count) => {
+    const end = Math.max(0, path.length - alreadyRead);
+    const rows: PathEntry[] = path.slice(Math.max(0, end - count), end);
+    if (rows.length === 0) return [];
+    const texts = await store.readActionTexts(adventureId, rows);
+    return rows.map((entry, i): WindowAction => {
+      const node = state.nodes[entry.id];
+      return {
+        id: entry.id,
+        type: entry.type,
+        text: texts[i],
+        tokens: entry.tokens,
+        ...(entry.type === 'ai' && node?.rejected.length ? { rejections: node.rejected } : {}),
+      };
+    });
+  };
+}
+
+/** The turn's prompt: the budget sized on the newest slice, a covering window, the build. */
+export function buildTurnContext(
+  store: ActionTextReader,
+  state: AdventureState,
+  options: TurnContextOptions,
+): Promise<BuiltContext> {
+  return assembleContext(turnContextHead(state, options), storyReader(store, state));
+}
+
+export interface ContextManifest {
+  [key: string]: unknown;
+  sections: { label: string; tokens: number }[];
+  tokens: { total: number; budget: number };
+  cards: BuiltContext['report']['cards'];
+  memories: { id: string; similarity: number; pinned: boolean }[] | null;
+  memoryError: string | null;
+  history: BuiltContext['report']['history'];
+  settings: BuiltContext['report']['settings'];
+  /** sha256 (hex) of the system and story texts as sent, so an audit can check a rebuild. */
+  sha256: { system: string; story: string };
+}
+
+/**
+ * What a Narrated event keeps of the context report. The texts are left out (a prompt is tens
+ * of kilobytes and is rebuilt from the log at that version); their hashes stay, so a rebuild
+ * can be checked byte for byte.
+ */
+export function contextManifest(built: BuiltContext): ContextManifest {
+  const { report } = built;
+  return {
+    sections: report.sections.map(({ label, tokens }) => ({ label, tokens })),
+    tokens: report.tokens,
+    cards: report.cards,
+    memories: report.memories
+      ? report.memories.used.map(({ id, similarity, pinned }) => ({ id, similarity, pinned }))
+      : null,
+    memoryError: report.memories?.error ?? null,
+    history: report.history,
+    settings: report.settings,
+    sha256: { system: sha256(built.system), story: sha256(built.story) },
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
