@@ -19,6 +19,7 @@ export interface AppConfig {
   embeddingModel: string;
   narrateAttempts: number;
   narrateConcurrency: number;
+  narrateLockMs: number;
   memoryConcurrency: number;
   snapshotEvery: number;
   outboxSweepIntervalMs: number;
@@ -162,6 +163,13 @@ export const CONFIG_VARIABLES = [
     '16',
     'Turns one context worker runs at once.',
     int(1, 256),
+  ),
+  v(
+    'NARRATE_LOCK_MS',
+    'narrateLockMs',
+    '30000',
+    "How long a narrate job's lock lasts without renewal, and how often stalled jobs are looked for: a worker that died mid-turn has its job taken over within about twice this.",
+    int(1000, 600000),
   ),
   v(
     'MEMORY_CONCURRENCY',
