@@ -74,8 +74,9 @@ export function jobOptions<J extends JobName>(jobName: J, payload: JobPayloads[J
         jobId: safeJobId(`narrate-${requireId(turnId, 'turnId')}`),
         attempts: 3,
         // 2 s, 4 s with ±50% jitter, so turns that failed together (a model
-        // outage) do not all retry in the same instant.
-        backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },
+        // outage) do not all retry in the same instant; a 429 waits what the
+        // provider asked instead (see `narrateBackoff`).
+        backoff: { type: NARRATE_BACKOFF, delay: 2_000, jitter: 0.5 },
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: KEEP_FAILED,
       };
@@ -99,6 +100,34 @@ export function jobOptions<J extends JobName>(jobName: J, payload: JobPayloads[J
     default:
       throw new Error(`unknown job name "${String(jobName)}": add it to jobOptions in libs/queue`);
   }
+}
+
+/** The custom backoff type of narrate jobs; a worker consuming them sets `settings.backoffStrategy: narrateBackoff`. */
+export const NARRATE_BACKOFF = 'narrate';
+/** The longest a Retry-After is honoured: a longer wait is a cap, not a burst limit. */
+const MAX_RETRY_AFTER_MS = 10 * 60 * 1000;
+
+/**
+ * BullMQ's `backoffStrategy` for narrate jobs: exponential with jitter, like the
+ * built-in, except that an error carrying `retryAfterMs` (a model's 429 with
+ * Retry-After) waits exactly that long.
+ */
+export function narrateBackoff(
+  attemptsMade: number,
+  type?: string,
+  error?: Error,
+  job?: { opts?: JobsOptions },
+): number {
+  if (type !== NARRATE_BACKOFF) throw new Error(`unknown backoff type "${String(type)}"`);
+  const retryAfterMs = (error as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  if (typeof retryAfterMs === 'number' && Number.isFinite(retryAfterMs) && retryAfterMs >= 0) {
+    return Math.min(Math.round(retryAfterMs), MAX_RETRY_AFTER_MS);
+  }
+  const backoff = job?.opts?.backoff;
+  const delay = (typeof backoff === 'object' ? backoff.delay : backoff) ?? 2_000;
+  const jitter = (typeof backoff === 'object' ? backoff.jitter : 0) ?? 0;
+  const max = Math.round(2 ** Math.max(0, attemptsMade - 1) * delay);
+  return Math.floor(max * (1 - jitter) + Math.random() * max * jitter);
 }
 
 /** BullMQ uses `:` as its key separator, so a job id must never contain one. */
