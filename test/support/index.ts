@@ -1,1 +1,3 @@
 export * from './database';
+export * from './app-processes';
+export * from './sse-client';
