@@ -176,6 +176,10 @@ describe('EventStoreRepository (Postgres)', () => {
     const stored = anEvent();
     await store.appendToStream(streamId, [stored], { expectedVersion: 'no_stream' });
 
+    // At a stale expected version (the slow path) and at the current one (the fast path).
+    await expect(
+      store.appendToStream(streamId, [stored, anEvent()], { expectedVersion: 0 }),
+    ).rejects.toBeInstanceOf(EventIdReuseError);
     await expect(
       store.appendToStream(streamId, [stored, anEvent()], { expectedVersion: 1 }),
     ).rejects.toBeInstanceOf(EventIdReuseError);

@@ -101,12 +101,20 @@ export class EventStoreRepository {
         metadata: e.metadata ?? {},
       })),
     );
-    const { rows } = await sql<AppendRow>`
-      SELECT * FROM append_to_stream(
-        ${streamId}, ${expected}::integer, ${eventsJson}::jsonb, ${JSON.stringify(outboxJobs)}::jsonb
-      )
-    `.execute(options.trx ?? this.db);
-    const row = rows[0];
+    let row: AppendRow;
+    try {
+      const { rows } = await sql<AppendRow>`
+        SELECT * FROM append_to_stream(
+          ${streamId}, ${expected}::integer, ${eventsJson}::jsonb, ${JSON.stringify(outboxJobs)}::jsonb
+        )
+      `.execute(options.trx ?? this.db);
+      row = rows[0];
+    } catch (error) {
+      // A new batch at the current version that reuses a stored event id.
+      if (isUniqueViolation(error, 'events_stream_event_id_key'))
+        throw new EventIdReuseError(streamId);
+      throw error;
+    }
 
     switch (row.status) {
       case 'conflict':
@@ -271,6 +279,11 @@ function toOutboxRow(job: OutboxJob): OutboxRow {
     jobId: jobId === undefined ? undefined : safeJobId(jobId),
     payload: job.payload,
   };
+}
+
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === '23505' && e.constraint === constraint;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

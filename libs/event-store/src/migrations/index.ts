@@ -6,10 +6,12 @@ import * as createEvents from './20251129180000-create-events';
 import * as createOutbox from './20251129180100-create-outbox';
 import * as createSnapshots from './20251129180200-create-snapshots';
 import * as createAppendToStreamFunction from './20251129180300-create-append-to-stream-function';
+import * as replaceAppendToStreamFunction from './20251129190000-replace-append-to-stream-function';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
   '20251129180100-create-outbox': createOutbox,
   '20251129180200-create-snapshots': createSnapshots,
   '20251129180300-create-append-to-stream-function': createAppendToStreamFunction,
+  '20251129190000-replace-append-to-stream-function': replaceAppendToStreamFunction,
 };

@@ -1,0 +1,233 @@
+// The event store against its physical baseline, in one run on one scratch
+// database: appends (one event + one outbox row each) at 1 and 8 clients next
+// to a bare one-row INSERT per transaction through `pg`, and reading a
+// 10,000-event stream through the repository next to the same rows through a
+// raw `pg` query.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { JobName } from '@chronicle/queue';
+import {
+  createDatabase,
+  EventStoreRepository,
+  migrateToLatest,
+  type NewEvent,
+} from '@chronicle/event-store';
+import { Client, Pool } from 'pg';
+import { ms, summarize, type Timing } from './stats';
+
+const ADMIN_URL =
+  process.env.BENCH_POSTGRES_URL ??
+  process.env.TEST_POSTGRES_URL ??
+  'postgres://postgres@127.0.0.1:5432/postgres';
+const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 4_000);
+const WARMUP_MS = 500;
+const CLIENTS = [1, 8];
+const STREAM_EVENTS = 10_000;
+const READ_RUNS = 12;
+
+interface Throughput extends Timing {
+  perSecond: number;
+}
+
+export default async function eventStoreBench(): Promise<string> {
+  const name = `chronicle_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  const db = createDatabase(url.toString(), 8);
+  const pool = new Pool({ connectionString: url.toString(), max: 8 });
+  try {
+    await migrateToLatest(db);
+    await pool.query(
+      'CREATE TABLE baseline (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, data jsonb NOT NULL)',
+    );
+    const store = new EventStoreRepository(db);
+
+    const rows: string[] = [];
+    const appendAt: Record<number, Throughput> = {};
+    const baselineAt: Record<number, Throughput> = {};
+    for (const clients of CLIENTS) {
+      baselineAt[clients] = await measure(clients, () => {
+        const data = JSON.stringify(playerActed(0).data);
+        return () => pool.query('INSERT INTO baseline (data) VALUES ($1)', [data]);
+      });
+      appendAt[clients] = await measure(clients, () => {
+        const streamId = `adventure-${randomUUID()}`;
+        let version = 0;
+        return async () => {
+          const event = playerActed(version);
+          const result = await store.appendToStream(streamId, [event], {
+            expectedVersion: version === 0 ? 'no_stream' : version,
+            outbox: [
+              {
+                jobName: JobName.NarrateTurn,
+                payload: { adventureId: streamId, turnId: event.id },
+              },
+            ],
+          });
+          version = result.nextVersion;
+        };
+      });
+      rows.push(row(`bare INSERT, ${clients} client(s)`, baselineAt[clients]));
+      rows.push(row(`appendToStream + outbox, ${clients} client(s)`, appendAt[clients]));
+    }
+
+    const read = await measureRead(store, pool);
+
+    const at8 = appendAt[8];
+    const share = at8.perSecond / baselineAt[8].perSecond;
+    const readRatio = read.store.p50 / read.raw.p50;
+    const verdict = (ok: boolean): string => (ok ? '**pass**' : '**FAIL**');
+    return [
+      '## Event store',
+      '',
+      `Scratch database, ${PHASE_MS / 1000} s per phase after ${WARMUP_MS} ms warm-up; pool of 8; one event (~0.3 KB) and one outbox row per append; each client on its own stream.`,
+      '',
+      '| workload | ops/s | p50 | p99 | mean |',
+      '|---|---:|---:|---:|---:|',
+      ...rows,
+      '',
+      `| read a ${STREAM_EVENTS.toLocaleString('en')}-event stream (1–3 KB narrations, ${read.megabytes.toFixed(1)} MB of data), ${READ_RUNS} runs | p50 | p99 |`,
+      '|---|---:|---:|',
+      `| raw \`pg\` query | ${ms(read.raw.p50)} | ${ms(read.raw.p99)} |`,
+      `| readStream | ${ms(read.store.p50)} | ${ms(read.store.p99)} |`,
+      '',
+      `- Appends at 8 clients: ${at8.perSecond.toFixed(0)}/s = ${(share * 100).toFixed(0)}% of the bare INSERT's ${baselineAt[8].perSecond.toFixed(0)}/s (target ≥ 50%): ${verdict(share >= 0.5)}`,
+      `- Append p99 at 8 clients: ${ms(at8.p99)} (target ≤ 15 ms): ${verdict(at8.p99 <= 15)}`,
+      `- readStream / raw query (p50): ${readRatio.toFixed(2)}× (target ≤ 1.5×): ${verdict(readRatio <= 1.5)}`,
+    ].join('\n');
+  } finally {
+    await db.destroy();
+    await pool.end();
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+/**
+ * Runs `clients` loops, each with its own operation (its own stream), for a
+ * warm-up and then PHASE_MS; every operation's latency is recorded.
+ */
+async function measure(
+  clients: number,
+  makeOperation: () => () => Promise<unknown>,
+): Promise<Throughput> {
+  const operations = Array.from({ length: clients }, makeOperation);
+  const latencies: number[] = [];
+  let recording = false;
+  let stopAt = Date.now() + WARMUP_MS;
+  const loop = async (op: () => Promise<unknown>): Promise<void> => {
+    while (Date.now() < stopAt) {
+      const start = process.hrtime.bigint();
+      await op();
+      if (recording) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  };
+  await Promise.all(operations.map(loop));
+  recording = true;
+  const started = process.hrtime.bigint();
+  stopAt = Date.now() + PHASE_MS;
+  await Promise.all(operations.map(loop));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { ...summarize(latencies), perSecond: latencies.length / seconds };
+}
+
+async function measureRead(store: EventStoreRepository, pool: Pool) {
+  const streamId = `adventure-${randomUUID()}`;
+  let version = 0;
+  let bytes = 0;
+  for (let i = 0; i < STREAM_EVENTS; i += 500) {
+    const batch = Array.from({ length: 500 }, (_, j) => narrated(i + j));
+    bytes += batch.reduce((sum, e) => sum + JSON.stringify(e.data).length, 0);
+    version = (await store.appendToStream(streamId, batch, { expectedVersion: version }))
+      .nextVersion;
+  }
+  await pool.query('VACUUM ANALYZE events');
+
+  const rawQuery = () =>
+    pool.query(
+      `SELECT position, stream_id, version, event_id, type, schema_version, data, metadata, recorded_at
+         FROM events WHERE stream_id = $1 ORDER BY version`,
+      [streamId],
+    );
+  const storeQuery = () => store.readStream(streamId);
+  const check = await storeQuery();
+  if (check.length !== STREAM_EVENTS)
+    throw new Error(`read ${check.length} events, wrote ${STREAM_EVENTS}`);
+
+  // Alternate the two so drift on a shared machine hits both alike.
+  const raw: number[] = [];
+  const viaStore: number[] = [];
+  for (let i = 0; i < READ_RUNS + 2; i++) {
+    for (const [fn, into] of [
+      [rawQuery, raw],
+      [storeQuery, viaStore],
+    ] as const) {
+      const start = process.hrtime.bigint();
+      await fn();
+      if (i >= 2) into.push(Number(process.hrtime.bigint() - start) / 1e6);
+    }
+  }
+  return { raw: summarize(raw), store: summarize(viaStore), megabytes: bytes / 1e6 };
+}
+
+function row(label: string, t: Throughput): string {
+  return `| ${label} | ${t.perSecond.toFixed(0)} | ${ms(t.p50)} | ${ms(t.p99)} | ${ms(t.mean)} |`;
+}
+
+function playerActed(version: number): NewEvent {
+  return {
+    id: randomUUID(),
+    type: 'PlayerActed',
+    schemaVersion: 1,
+    data: {
+      turnId: randomUUID(),
+      actionId: randomUUID(),
+      type: 'do',
+      text: `You search the ${version % 2 ? 'cellar' : 'library'} for the hidden passage behind the shelves.`,
+    },
+    metadata: { correlationId: randomUUID(), actor: 'player' },
+  };
+}
+
+const WORDS =
+  'the lantern flickers as wind slips through the broken shutters and somewhere below a door groans open while Mara counts her arrows and listens'.split(
+    ' ',
+  );
+
+/** A narration of 1–3 KB, varied by index, as the context worker would store it. */
+function narrated(index: number): NewEvent {
+  const target = 1_000 + ((index * 7919) % 2_000);
+  const words: string[] = [];
+  let length = 0;
+  for (let i = index; length < target; i++) {
+    const word = WORDS[(i * 31 + index) % WORDS.length];
+    words.push(word);
+    length += word.length + 1;
+  }
+  return {
+    id: randomUUID(),
+    type: 'Narrated',
+    schemaVersion: 1,
+    data: {
+      turnId: randomUUID(),
+      actionId: randomUUID(),
+      text: words.join(' '),
+      stateEvents: [{ kind: 'location', value: 'the old keep' }],
+    },
+    metadata: {
+      correlationId: randomUUID(),
+      model: 'offline-narrator',
+      usage: { promptTokens: 1800, completionTokens: 240, cachedTokens: 1024 },
+      latencyMs: 850,
+    },
+  };
+}
+
+async function admin(statement: string): Promise<void> {
+  const client = new Client({ connectionString: ADMIN_URL, connectionTimeoutMillis: 5_000 });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
