@@ -1,0 +1,188 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- the tests assert on response bodies; typing them would restate the contract the tests check */
+// A thin HTTP client for the contract in spec/events.md, as a player's app
+// would use it. It asserts nothing: the tests do, on what it returns.
+import { randomUUID } from 'node:crypto';
+import {
+  readTurnStream,
+  type ReadTurnStreamOptions,
+  type TurnStreamResult,
+} from '@chronicle/testing';
+
+export interface HttpResult<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export interface TurnAccepted {
+  turnId: string;
+  actionId: string;
+  version: number;
+  stream: string;
+}
+
+export interface StoredEvent {
+  type: string;
+  data: any;
+  version?: number;
+  [key: string]: unknown;
+}
+
+export type ActionType = 'do' | 'say' | 'story' | 'continue';
+
+export interface PlayedTurn {
+  accepted: TurnAccepted;
+  stream: TurnStreamResult;
+}
+
+export class ChronicleClient {
+  constructor(
+    readonly baseUrl: string,
+    private readonly headers: Record<string, string> = {},
+  ) {}
+
+  async request<T = any>(method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: {
+        ...this.headers,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // keep the text
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  }
+
+  /** The request, failing with the route, status and body unless the status is `expected`. */
+  async expect<T = any>(
+    expected: number,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<HttpResult<T>> {
+    const result = await this.request<T>(method, path, body);
+    if (result.status !== expected) {
+      throw new Error(
+        `${method} ${path}: expected ${expected}, got ${result.status} ${JSON.stringify(result.body)}`,
+      );
+    }
+    return result;
+  }
+
+  async createAdventure(body: Record<string, unknown>): Promise<string> {
+    const { body: created } = await this.expect<{ id: string; version: number }>(
+      201,
+      'POST',
+      '/v1/adventures',
+      body,
+    );
+    return created.id;
+  }
+
+  act(adventureId: string, type: ActionType, text: string, id: string = randomUUID()) {
+    // continue writes no player action: its text is left out rather than sent empty
+    const body = type === 'continue' && text === '' ? { type, id } : { type, text, id };
+    return this.request<TurnAccepted>('POST', `/v1/adventures/${adventureId}/actions`, body);
+  }
+
+  /** Acts (expecting 202) and reads the turn's stream to its end. */
+  async play(
+    adventureId: string,
+    type: ActionType,
+    text: string,
+    id?: string,
+  ): Promise<PlayedTurn> {
+    const result = await this.act(adventureId, type, text, id);
+    if (result.status !== 202) {
+      throw new Error(
+        `POST /v1/adventures/${adventureId}/actions (${type}): expected 202, got ${result.status} ${JSON.stringify(result.body)}`,
+      );
+    }
+    return { accepted: result.body, stream: await this.follow(result.body) };
+  }
+
+  async retry(adventureId: string): Promise<PlayedTurn> {
+    const { body } = await this.expect<TurnAccepted>(
+      202,
+      'POST',
+      `/v1/adventures/${adventureId}/retry`,
+      {},
+    );
+    return { accepted: body, stream: await this.follow(body) };
+  }
+
+  undo(adventureId: string) {
+    return this.request('POST', `/v1/adventures/${adventureId}/undo`, {});
+  }
+
+  redo(adventureId: string) {
+    return this.request('POST', `/v1/adventures/${adventureId}/redo`, {});
+  }
+
+  editAction(adventureId: string, actionId: string, text: string) {
+    return this.request('PATCH', `/v1/adventures/${adventureId}/actions/${actionId}`, { text });
+  }
+
+  eraseAction(adventureId: string, actionId: string) {
+    return this.request('DELETE', `/v1/adventures/${adventureId}/actions/${actionId}`);
+  }
+
+  turn(adventureId: string, turnId: string) {
+    return this.request('GET', `/v1/adventures/${adventureId}/turns/${turnId}`);
+  }
+
+  streamUrl(turn: Pick<TurnAccepted, 'stream'>): string {
+    return `${this.baseUrl}${turn.stream}`;
+  }
+
+  follow(
+    turn: Pick<TurnAccepted, 'stream'>,
+    options: ReadTurnStreamOptions = {},
+  ): Promise<TurnStreamResult> {
+    return readTurnStream(this.streamUrl(turn), { timeoutMs: 90_000, ...options });
+  }
+
+  /** The whole event log of an adventure, paging with `after` until a short page. */
+  async events(adventureId: string): Promise<StoredEvent[]> {
+    const all: StoredEvent[] = [];
+    const limit = 500;
+    let after: number | undefined;
+    for (let page = 0; page < 100; page++) {
+      const query = `limit=${limit}${after === undefined ? '' : `&after=${after}`}`;
+      const { body } = await this.expect(
+        200,
+        'GET',
+        `/v1/adventures/${adventureId}/events?${query}`,
+      );
+      const events = eventList(body);
+      all.push(...events);
+      if (events.length < limit) break;
+      const last = events[events.length - 1];
+      const next = (body as { next?: unknown })?.next;
+      after = typeof next === 'number' ? next : Number(last.version);
+    }
+    return all;
+  }
+}
+
+/** The page's events, whether the route answers a list or `{events: [...]}`. */
+function eventList(body: unknown): StoredEvent[] {
+  if (Array.isArray(body)) return body as StoredEvent[];
+  const b = body as Record<string, unknown> | undefined;
+  for (const key of ['events', 'items', 'data']) {
+    if (b && Array.isArray(b[key])) return b[key] as StoredEvent[];
+  }
+  throw new Error(`GET …/events: expected a list of events, got ${JSON.stringify(body)}`);
+}
+
+export function ofType(events: StoredEvent[], type: string): StoredEvent[] {
+  return events.filter((e) => e.type === type);
+}
