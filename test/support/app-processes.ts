@@ -219,6 +219,13 @@ async function waitForHealth(proc: AppProcess, timeoutMs: number): Promise<void>
   throw new Error(`${proc.app}: GET /health not 200 after ${timeoutMs} ms (${last})`);
 }
 
+// A jest worker that is torn down (timeout, Ctrl-C) never reaches afterAll:
+// its children go down with it rather than linger holding ports and jobs.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 /** Starts one built app as a child process with exactly `env` on top of PATH/HOME. */
 export function spawnApp(app: AppName, env: Record<string, string>, url?: string): AppProcess {
   const entry = appEntry(app);
@@ -235,6 +242,8 @@ export function spawnApp(app: AppName, env: Record<string, string>, url?: string
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   return new AppProcess(app, child, env, url);
 }
 
