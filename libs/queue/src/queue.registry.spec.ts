@@ -1,0 +1,105 @@
+import {
+  ALL_JOBS,
+  assertEveryJobHandled,
+  JOB_QUEUE,
+  JobName,
+  jobOptions,
+  NARRATE_BACKOFF,
+  narrateBackoff,
+  QueueName,
+  queueOf,
+  safeJobId,
+} from './queue.registry';
+
+describe('the queue registry', () => {
+  it('maps every job to a known queue', () => {
+    expect(JOB_QUEUE).toEqual({ 'narrate-turn': 'narrate', 'update-memory': 'memory' });
+    for (const job of ALL_JOBS) expect(Object.values(QueueName)).toContain(queueOf(job));
+  });
+
+  it('gives a narrate job a deterministic id from its turn, 3 attempts and jittered backoff', () => {
+    const payload = { adventureId: 'adv-1', turnId: 'turn-42' };
+
+    const first = jobOptions(JobName.NarrateTurn, payload);
+    const again = jobOptions(JobName.NarrateTurn, { ...payload });
+
+    expect(first.jobId).toBe('narrate-turn-42');
+    expect(again).toEqual(first);
+    expect(first.attempts).toBe(3);
+    expect(first.backoff).toMatchObject({ type: NARRATE_BACKOFF, jitter: expect.any(Number) });
+    expect(first.removeOnComplete).toMatchObject({ count: expect.any(Number) });
+    expect(first.removeOnFail).toMatchObject({ count: expect.any(Number) });
+  });
+
+  it("narrate backoff grows exponentially within its jitter and honours a 429's Retry-After", () => {
+    const job = { opts: jobOptions(JobName.NarrateTurn, { adventureId: 'a', turnId: 't' }) };
+
+    const second = narrateBackoff(2, NARRATE_BACKOFF, new Error('boom'), job);
+    const throttled = narrateBackoff(
+      1,
+      NARRATE_BACKOFF,
+      Object.assign(new Error('429'), { retryAfterMs: 7_000 }),
+      job,
+    );
+
+    expect(second).toBeGreaterThanOrEqual(2_000);
+    expect(second).toBeLessThanOrEqual(4_000);
+    expect(throttled).toBe(7_000);
+  });
+
+  it('deduplicates memory jobs per adventure instead of fixing their id', () => {
+    const options = jobOptions(JobName.UpdateMemory, { adventureId: 'adv-7' });
+
+    expect(options.jobId).toBeUndefined();
+    expect(options.deduplication).toEqual({ id: 'memory-adv-7', keepLastIfActive: true });
+  });
+
+  it('refuses ids containing ":" and payloads without their ids', () => {
+    expect(() => safeJobId('narrate:1')).toThrow('must not contain ":"');
+    expect(() => jobOptions(JobName.NarrateTurn, { adventureId: 'a', turnId: 'x:y' })).toThrow(':');
+    expect(() => jobOptions(JobName.NarrateTurn, { adventureId: 'a', turnId: '' })).toThrow(
+      'turnId',
+    );
+  });
+
+  describe('assertEveryJobHandled', () => {
+    it('accepts exactly one handler per job of the consumed queues', () => {
+      expect(() =>
+        assertEveryJobHandled([{ jobName: JobName.NarrateTurn }], [QueueName.Narrate]),
+      ).not.toThrow();
+      expect(() =>
+        assertEveryJobHandled([
+          { jobName: JobName.NarrateTurn },
+          { jobName: JobName.UpdateMemory },
+        ]),
+      ).not.toThrow();
+    });
+
+    it('names a missing handler, a duplicate and an unknown job', () => {
+      expect(() => assertEveryJobHandled([], [QueueName.Memory])).toThrow(
+        'no handler for "update-memory"',
+      );
+      expect(() =>
+        assertEveryJobHandled(
+          [{ jobName: JobName.NarrateTurn }, { jobName: JobName.NarrateTurn }],
+          [QueueName.Narrate],
+        ),
+      ).toThrow('2 handlers for "narrate-turn"');
+      expect(() =>
+        assertEveryJobHandled(
+          [{ jobName: JobName.NarrateTurn }, { jobName: 'summarise' }],
+          [QueueName.Narrate],
+        ),
+      ).toThrow('unknown job "summarise"');
+    });
+
+    it('refuses a handler for a queue this process does not consume', () => {
+      expect(() =>
+        assertEveryJobHandled(
+          [{ jobName: JobName.NarrateTurn }, { jobName: JobName.UpdateMemory }],
+          [QueueName.Narrate],
+        ),
+      ).toThrow('queue "memory" is not consumed here');
+    });
+  });
+});
