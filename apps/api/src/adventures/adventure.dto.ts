@@ -1,0 +1,409 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { LIMITS } from '@chronicle/adventure';
+
+// Request bodies as the HTTP contract names them. The shapes and lengths are checked here, so a
+// bad request is refused with every problem named at once; the ranges of settings, the
+// placeholders and the text rules (NUL, lone surrogates) are the decider's, so a worker or an
+// import obeys the same rules as the API.
+
+const tooLong = (max: number) => ({
+  message: `$property is too long; keep it to ${max} characters`,
+});
+
+export const INPUT_TYPES = ['do', 'say', 'story', 'continue'] as const;
+
+export class PersonaDto {
+  @ApiProperty({ maxLength: LIMITS.personaNameChars, example: 'Mira' })
+  @IsString()
+  @MaxLength(LIMITS.personaNameChars, tooLong(LIMITS.personaNameChars))
+  name!: string;
+
+  @ApiProperty({ maxLength: LIMITS.personaPronounsChars, example: 'she/her' })
+  @IsString()
+  @MaxLength(LIMITS.personaPronounsChars, tooLong(LIMITS.personaPronounsChars))
+  pronouns!: string;
+
+  @ApiProperty({ maxLength: LIMITS.textChars })
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  description!: string;
+}
+
+export class StatusChangeDto {
+  @ApiProperty({ example: 'dead' })
+  @IsString()
+  from!: string;
+
+  @ApiProperty({ example: 'alive' })
+  @IsString()
+  to!: string;
+}
+
+export class CanonDto {
+  @ApiProperty({ type: [String], description: 'Rules the narrator must keep.' })
+  @IsArray()
+  @IsString({ each: true })
+  @MaxLength(LIMITS.textChars, { each: true, ...tooLong(LIMITS.textChars) })
+  rules!: string[];
+
+  @ApiProperty({ type: [StatusChangeDto], description: 'Status changes the referee refuses.' })
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => StatusChangeDto)
+  forbiddenStatusChanges!: StatusChangeDto[];
+}
+
+/** Every setting is optional: what is left out keeps the predecessor's default (or its value). */
+export class SettingsDto {
+  @ApiPropertyOptional({ description: 'Empty: the installation default model.' })
+  @IsOptional()
+  @IsString()
+  model?: string;
+
+  @ApiPropertyOptional({ enum: ['chat', 'completion'] })
+  @IsOptional()
+  @IsIn(['chat', 'completion'], { message: 'settings.apiMode must be "chat" or "completion"' })
+  apiMode?: 'chat' | 'completion';
+
+  @ApiPropertyOptional({ example: 0.8 })
+  @IsOptional()
+  @IsNumber()
+  temperature?: number;
+
+  @ApiPropertyOptional({ example: 800 })
+  @IsOptional()
+  @IsInt()
+  maxOutputTokens?: number;
+
+  @ApiPropertyOptional({ example: 16384 })
+  @IsOptional()
+  @IsInt()
+  contextTokenBudget?: number;
+
+  @ApiPropertyOptional({ description: '0 = not sent, -1 = off, >0 = added to the output cap.' })
+  @IsOptional()
+  @IsInt()
+  reasoningMaxTokens?: number;
+
+  @ApiPropertyOptional({ enum: ['cl100k_base', 'o200k_base'] })
+  @IsOptional()
+  @IsIn(['cl100k_base', 'o200k_base'], {
+    message: 'settings.encoding must be "cl100k_base" or "o200k_base"',
+  })
+  encoding?: 'cl100k_base' | 'o200k_base';
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean()
+  autoSummarize?: boolean;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean()
+  memoryBankEnabled?: boolean;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsInt()
+  memoryTopK?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsInt()
+  memoryCapacity?: number;
+}
+
+class StoryCardFieldsDto {
+  @ApiPropertyOptional({ description: 'Comma-separated trigger keys.', example: 'Mira, the smith' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  keys?: string;
+
+  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  entry?: string;
+
+  @ApiPropertyOptional({ example: 'character' })
+  @IsOptional()
+  @IsString()
+  type?: string;
+
+  @ApiPropertyOptional({ description: 'Never sent to the model.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  notes?: string;
+}
+
+export class StoryCardDto extends StoryCardFieldsDto {
+  @ApiPropertyOptional({ description: 'Chosen by the server when left out.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.idChars, tooLong(LIMITS.idChars))
+  id?: string;
+
+  @ApiProperty({ maxLength: LIMITS.cardNameChars, example: 'Mira' })
+  @IsString()
+  @MaxLength(LIMITS.cardNameChars, tooLong(LIMITS.cardNameChars))
+  name!: string;
+}
+
+export class EditStoryCardDto extends StoryCardFieldsDto {
+  @ApiPropertyOptional({ maxLength: LIMITS.cardNameChars })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.cardNameChars, tooLong(LIMITS.cardNameChars))
+  name?: string;
+}
+
+class AdventureFieldsDto {
+  @ApiPropertyOptional({ maxLength: LIMITS.textChars, description: 'The plot essentials.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  plotEssentials?: string;
+
+  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  authorsNote?: string;
+
+  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  aiInstructions?: string;
+
+  @ApiPropertyOptional({ type: PersonaDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PersonaDto)
+  persona?: PersonaDto;
+
+  @ApiPropertyOptional({ type: CanonDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CanonDto)
+  canon?: CanonDto;
+
+  @ApiPropertyOptional({ type: SettingsDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SettingsDto)
+  settings?: SettingsDto;
+}
+
+export class CreateAdventureDto extends AdventureFieldsDto {
+  @ApiProperty({ maxLength: LIMITS.titleChars, example: 'The Drowned Bell' })
+  @IsString()
+  @MaxLength(LIMITS.titleChars, tooLong(LIMITS.titleChars))
+  title!: string;
+
+  @ApiProperty({
+    maxLength: LIMITS.textChars,
+    description: 'The opening text; `${Name}` placeholders are answered by `placeholders`.',
+    example: 'You are ${Name}, the last bell-ringer of Hollowmere.',
+  })
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  opening!: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'One answer per `${Name}` in the opening.',
+    example: { Name: 'Mira' },
+  })
+  @IsOptional()
+  @IsObject()
+  placeholders?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: [StoryCardDto] })
+  @IsOptional()
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => StoryCardDto)
+  storyCards?: StoryCardDto[];
+}
+
+export class EditAdventureDto extends AdventureFieldsDto {
+  @ApiPropertyOptional({ maxLength: LIMITS.titleChars })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.titleChars, tooLong(LIMITS.titleChars))
+  title?: string;
+}
+
+export class SubmitActionDto {
+  @ApiProperty({ enum: INPUT_TYPES, example: 'do' })
+  @IsIn(INPUT_TYPES, { message: 'type must be one of do, say, story or continue' })
+  type!: (typeof INPUT_TYPES)[number];
+
+  @ApiPropertyOptional({
+    maxLength: LIMITS.textChars,
+    description: 'What the player does, says or writes; ignored for continue.',
+    example: 'ring the bell',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  text?: string;
+
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'The client action id: the idempotency key. A resend with the same id answers the original turn.',
+  })
+  @IsOptional()
+  @IsUUID('all', { message: 'id must be a uuid (the client action id)' })
+  id?: string;
+}
+
+export class RetryDto {
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'The turn id; a resend answers the same turn.',
+  })
+  @IsOptional()
+  @IsUUID('all', { message: 'id must be a uuid (the client turn id)' })
+  id?: string;
+}
+
+export class EditActionDto {
+  @ApiProperty({ maxLength: LIMITS.textChars })
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  text!: string;
+}
+
+export class MoveHeadDto {
+  @ApiProperty({
+    description: 'The action to stand on: a take to select or a branch to switch to.',
+  })
+  @IsString()
+  @MaxLength(LIMITS.idChars, tooLong(LIMITS.idChars))
+  actionId!: string;
+}
+
+export class RetconDto {
+  @ApiProperty({ description: 'The narration whose accepted event is withdrawn.' })
+  @IsString()
+  @MaxLength(LIMITS.idChars, tooLong(LIMITS.idChars))
+  actionId!: string;
+
+  @ApiProperty({ description: "Index into the narration's accepted events.", minimum: 0 })
+  @IsInt()
+  @Min(0)
+  index!: number;
+}
+
+export const CORRECTION_OPS = [
+  'rename',
+  'setStatus',
+  'move',
+  'setHolder',
+  'setDesc',
+  'addEntity',
+  'removeEntity',
+  'addFact',
+  'removeFact',
+] as const;
+
+/**
+ * One correction. The fields an op needs are checked by libs/narrative, whose messages name
+ * the missing or unknown id; here only the shapes are.
+ */
+export class CorrectionDto {
+  @ApiProperty({ enum: CORRECTION_OPS })
+  @IsIn(CORRECTION_OPS, { message: `op must be one of ${CORRECTION_OPS.join(', ')}` })
+  op!: (typeof CORRECTION_OPS)[number];
+
+  @ApiPropertyOptional({ description: 'Entity id (a lower-case slug).' })
+  @IsOptional()
+  @IsString()
+  id?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  name?: string;
+
+  @ApiPropertyOptional({ nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  status?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'A place id.' })
+  @IsOptional()
+  @IsString()
+  to?: string | null;
+
+  @ApiPropertyOptional({ description: 'Item id.' })
+  @IsOptional()
+  @IsString()
+  item?: string;
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Entity id or "player".' })
+  @IsOptional()
+  @IsString()
+  holder?: string | null;
+
+  @ApiPropertyOptional({ nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  desc?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: '{id, name, kind, status?, at?, desc?}',
+  })
+  @IsOptional()
+  @IsObject()
+  entity?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'A fact.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  text?: string;
+
+  @ApiPropertyOptional({ type: [String], description: 'Entity ids the fact is about.' })
+  @IsOptional()
+  @IsArray()
+  @IsString({ each: true })
+  about?: string[];
+}
+
+export class CorrectNarrativeStateDto {
+  @ApiProperty({ type: [CorrectionDto], description: 'Applied in order, all or none.' })
+  @IsArray()
+  @ValidateNested({ each: true })
+  @Type(() => CorrectionDto)
+  corrections!: CorrectionDto[];
+
+  @ApiPropertyOptional({ description: 'The action on the path to anchor on; the head by default.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.idChars, tooLong(LIMITS.idChars))
+  anchorActionId?: string;
+}

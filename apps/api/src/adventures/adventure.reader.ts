@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import {
+  NotFoundError,
+  adventureStreamId,
+  storyActionCount,
+  storyPath,
+  type AdventureState,
+} from '@chronicle/adventure';
+import { AdventureRepository } from '@chronicle/adventure-store';
+import { EventStoreRepository } from '@chronicle/event-store';
+import { AdventureIndexRepository } from './adventure-index.repository';
+import {
+  ACTIONS_PAGE_DEFAULT,
+  ADVENTURES_PAGE_DEFAULT,
+  EVENTS_PAGE_DEFAULT,
+  type ActionsPageQuery,
+  type AdventuresPageQuery,
+  type EventsPageQuery,
+} from './paging.dto';
+
+// The read side of the API: the projection shaped for a client. Every answer is computed from
+// the projection (snapshot + newer events) and the texts of one page, read by version.
+
+export interface ActionView {
+  id: string;
+  type: string;
+  text: string;
+  turnId: string | null;
+  parentId: string | null;
+  depth: number;
+}
+
+export function turnStreamPath(adventureId: string, turnId: string): string {
+  return `/v1/adventures/${adventureId}/turns/${turnId}/stream`;
+}
+
+@Injectable()
+export class AdventureReader {
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly events: EventStoreRepository,
+    private readonly index: AdventureIndexRepository,
+  ) {}
+
+  async view(adventureId: string, page: ActionsPageQuery = {}) {
+    return this.shape(await this.adventures.get(adventureId), page);
+  }
+
+  async viewAt(adventureId: string, version: number, page: ActionsPageQuery = {}) {
+    return this.shape(await this.adventures.loadAt(adventureId, version), page);
+  }
+
+  async list(page: AdventuresPageQuery) {
+    const limit = page.limit ?? ADVENTURES_PAGE_DEFAULT;
+    const ids = await this.index.listAdventureIds(page.after, limit);
+    const states = await Promise.all(ids.map((id) => this.adventures.load(id)));
+    const adventures = states
+      .filter((state): state is AdventureState => state !== null)
+      .map((state) => ({ id: state.id, title: state.fields.title, version: state.version }));
+    return { adventures, next: ids.length === limit ? (ids.at(-1) ?? null) : null };
+  }
+
+  async eventLog(adventureId: string, page: EventsPageQuery) {
+    await this.adventures.get(adventureId);
+    const after = page.after ?? 0;
+    const limit = page.limit ?? EVENTS_PAGE_DEFAULT;
+    const stored = await this.events.readStream(adventureStreamId(adventureId), {
+      from: after + 1,
+      limit,
+    });
+    return {
+      events: stored.map((event) => ({
+        id: event.id,
+        version: event.version,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        data: event.data,
+        metadata: event.metadata,
+        recordedAt: event.recordedAt.toISOString(),
+      })),
+      next: stored.length === limit ? (stored.at(-1)?.version ?? null) : null,
+    };
+  }
+
+  async lastContext(adventureId: string) {
+    const state = await this.adventures.get(adventureId);
+    if (!state.lastContext) {
+      throw new NotFoundError(
+        `adventure ${adventureId} has no narrated turn yet; act first, or preview the next context with POST …/context/preview`,
+      );
+    }
+    return state.lastContext;
+  }
+
+  private async shape(state: AdventureState, page: ActionsPageQuery) {
+    const adventureId = state.id as string;
+    const path = storyPath(state);
+    let end = path.length;
+    if (page.before !== undefined) {
+      end = path.findIndex((entry) => entry.id === page.before);
+      if (end < 0) {
+        throw new NotFoundError(
+          `action ${page.before} is not in the story at the head; page with an id from "actions"`,
+        );
+      }
+    }
+    const start = Math.max(0, end - (page.limit ?? ACTIONS_PAGE_DEFAULT));
+    const entries = path.slice(start, end);
+    const texts = await this.adventures.readActionTexts(adventureId, entries);
+    const actions: ActionView[] = entries.map((entry, i) => {
+      const node = state.nodes[entry.id];
+      return {
+        id: entry.id,
+        type: entry.type,
+        text: texts[i],
+        turnId: entry.turnId,
+        parentId: node.parentId,
+        depth: node.depth,
+      };
+    });
+    const { inFlight } = state;
+    return {
+      id: adventureId,
+      ownerId: state.ownerId,
+      version: state.version,
+      ...state.fields,
+      placeholders: state.placeholders,
+      settings: state.settings,
+      storyCards: state.cards,
+      storySummary: '',
+      narrativeState: state.narrative,
+      head: state.head,
+      canRedo: state.redo.length > 0,
+      actions,
+      total: storyActionCount(state),
+      /** More actions before the first of `actions`: ask again with `before` = its id. */
+      more: start > 0,
+      turnInFlight: inFlight
+        ? {
+            turnId: inFlight.turnId,
+            kind: inFlight.kind,
+            actionId: inFlight.actionId,
+            stream: turnStreamPath(adventureId, inFlight.turnId),
+          }
+        : null,
+    };
+  }
+}

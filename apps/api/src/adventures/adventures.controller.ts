@@ -1,0 +1,181 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  ParseIntPipe,
+  Patch,
+  Post,
+  Put,
+  Query,
+} from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  CorrectNarrativeStateDto,
+  CreateAdventureDto,
+  EditActionDto,
+  EditAdventureDto,
+  EditStoryCardDto,
+  MoveHeadDto,
+  RetconDto,
+  StoryCardDto,
+} from './adventure.dto';
+import { AdventureCommandsUseCase } from './adventure-commands.use-case';
+import { AdventureReader } from './adventure.reader';
+import { ContextPreviewUseCase } from './context-preview.use-case';
+import { CreateAdventureUseCase } from './create-adventure.use-case';
+import { ActionsPageQuery, AdventuresPageQuery, EventsPageQuery } from './paging.dto';
+
+const versionPipe = new ParseIntPipe({
+  exceptionFactory: () =>
+    new BadRequestException('version must be a stream version (a whole number)'),
+});
+
+@ApiTags('adventures')
+@Controller('v1/adventures')
+export class AdventuresController {
+  constructor(
+    private readonly creator: CreateAdventureUseCase,
+    private readonly commands: AdventureCommandsUseCase,
+    private readonly reader: AdventureReader,
+    private readonly contextPreview: ContextPreviewUseCase,
+  ) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create an adventure from a scenario; `${Name}` placeholders answered' })
+  @ApiResponse({ status: 201, description: '{id, version}' })
+  @ApiResponse({ status: 400, description: 'A field to fix, or placeholders without answers' })
+  create(@Body() body: CreateAdventureDto) {
+    return this.creator.create(body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'The adventures (id, title, version), paged by `after`' })
+  list(@Query() page: AdventuresPageQuery) {
+    return this.reader.list(page);
+  }
+
+  @Get(':id')
+  @ApiOperation({
+    summary: 'The projection at the head, with the newest page of the story (`before`, `limit`)',
+  })
+  get(@Param('id') id: string, @Query() page: ActionsPageQuery) {
+    return this.reader.view(id, page);
+  }
+
+  @Patch(':id')
+  @ApiOperation({ summary: 'Edit the title, texts, persona, canon or settings' })
+  edit(@Param('id') id: string, @Body() body: EditAdventureDto) {
+    return this.commands.edit(id, body);
+  }
+
+  @Post(':id/undo')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Move the head back one turn (non-destructive)' })
+  undo(@Param('id') id: string) {
+    return this.commands.undo(id);
+  }
+
+  @Post(':id/redo')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Restore what undo hid, until a new action is written' })
+  redo(@Param('id') id: string) {
+    return this.commands.redo(id);
+  }
+
+  @Put(':id/head')
+  @ApiOperation({ summary: 'Stand on an action: select a take or switch branch' })
+  moveHead(@Param('id') id: string, @Body() body: MoveHeadDto) {
+    return this.commands.moveHead(id, body.actionId);
+  }
+
+  @Patch(':id/actions/:actionId')
+  @ApiOperation({ summary: "Edit an action's text" })
+  editAction(
+    @Param('id') id: string,
+    @Param('actionId') actionId: string,
+    @Body() body: EditActionDto,
+  ) {
+    return this.commands.editAction(id, actionId, body.text);
+  }
+
+  @Delete(':id/actions/:actionId')
+  @ApiOperation({ summary: 'Erase an action from the story (kept in the log)' })
+  eraseAction(@Param('id') id: string, @Param('actionId') actionId: string) {
+    return this.commands.eraseAction(id, actionId);
+  }
+
+  @Post(':id/story-cards')
+  @ApiOperation({ summary: 'Add a story card' })
+  addCard(@Param('id') id: string, @Body() body: StoryCardDto) {
+    return this.commands.addCard(id, body);
+  }
+
+  @Patch(':id/story-cards/:cardId')
+  @ApiOperation({ summary: 'Edit a story card' })
+  editCard(
+    @Param('id') id: string,
+    @Param('cardId') cardId: string,
+    @Body() body: EditStoryCardDto,
+  ) {
+    return this.commands.editCard(id, cardId, body);
+  }
+
+  @Delete(':id/story-cards/:cardId')
+  @ApiOperation({ summary: 'Remove a story card' })
+  removeCard(@Param('id') id: string, @Param('cardId') cardId: string) {
+    return this.commands.removeCard(id, cardId);
+  }
+
+  @Get(':id/narrative-state')
+  @ApiOperation({ summary: 'The narrative state at the head' })
+  narrativeState(@Param('id') id: string) {
+    return this.commands.narrativeState(id);
+  }
+
+  @Patch(':id/narrative-state')
+  @ApiOperation({ summary: 'Correct the narrative state (the player is the final authority)' })
+  correct(@Param('id') id: string, @Body() body: CorrectNarrativeStateDto) {
+    return this.commands.correct(id, body);
+  }
+
+  @Post(':id/narrative-state/retcons')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: "Withdraw one of a narration's accepted state events" })
+  retcon(@Param('id') id: string, @Body() body: RetconDto) {
+    return this.commands.retcon(id, body.actionId, body.index);
+  }
+
+  @Get(':id/context')
+  @ApiOperation({ summary: "The last turn's context report manifest (404 before the first turn)" })
+  lastContext(@Param('id') id: string) {
+    return this.reader.lastContext(id);
+  }
+
+  @Post(':id/context/preview')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: 'Dry run: the context the next turn would send; nothing is appended' })
+  previewContext(@Param('id') id: string) {
+    return this.contextPreview.preview(id);
+  }
+
+  @Get(':id/events')
+  @ApiOperation({ summary: 'The event log, paged by stream version' })
+  events(@Param('id') id: string, @Query() page: EventsPageQuery) {
+    return this.reader.eventLog(id, page);
+  }
+
+  @Get(':id/at/:version')
+  @ApiOperation({ summary: 'The projection as it was right after that version' })
+  at(
+    @Param('id') id: string,
+    @Param('version', versionPipe) version: number,
+    @Query() page: ActionsPageQuery,
+  ) {
+    return this.reader.viewAt(id, version, page);
+  }
+}

@@ -1,0 +1,32 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AdventureRepository, buildTurnContext, contextManifest } from '@chronicle/adventure-store';
+import type { AppConfig } from '@chronicle/platform';
+import { APP_CONFIG } from '../app-config.token';
+
+/**
+ * The context the next turn would send, built by the same function the context worker runs
+ * (libs/adventure-store's `buildTurnContext`), without calling a model or appending anything.
+ */
+@Injectable()
+export class ContextPreviewUseCase {
+  constructor(
+    private readonly adventures: AdventureRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async preview(adventureId: string) {
+    const state = await this.adventures.get(adventureId);
+    // Memories join the preview with the memory bank (issue 6), through the worker's seam.
+    const built = await buildTurnContext(this.adventures, state, {
+      defaultModel: this.config.modelName,
+      memories: null,
+    });
+    return {
+      version: state.version,
+      system: built.system,
+      story: built.story,
+      report: built.report,
+      manifest: contextManifest(built),
+    };
+  }
+}

@@ -1,0 +1,113 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
+import { AdventureRepository } from '@chronicle/adventure-store';
+import {
+  TURN_STREAM_PREFIX,
+  TURN_STREAM_REDIS,
+  TurnStreamPublisher,
+  followTurnStream,
+  isFinal,
+  type TurnStreamEventName,
+} from '@chronicle/turn-stream';
+import type Redis from 'ioredis';
+import { TurnsUseCase, type TurnView } from './turns.use-case';
+
+/** One SSE frame; `id` is the Redis entry id, absent on a frame synthesized from the log. */
+export interface TurnFrame {
+  id?: string;
+  event: TurnStreamEventName;
+  data: unknown;
+}
+
+const ENTRY_ID = /^\d{1,20}-\d{1,20}$/;
+/**
+ * How long the stream may stay quiet before the log is asked whether the turn has finished.
+ * The stream is a delivery buffer: it expires, and a worker can die between appending
+ * `Narrated` and publishing `done`; the log then supplies the final frame.
+ */
+const QUIET_CHECK_MS = 4_000;
+
+/**
+ * What a client watching a turn receives: the turn's Redis Stream replayed from its
+ * Last-Event-ID and followed until `done` or `error`.
+ */
+@Injectable()
+export class FollowTurnUseCase {
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly turns: TurnsUseCase,
+    private readonly publisher: TurnStreamPublisher,
+    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
+    @Inject(TURN_STREAM_PREFIX) private readonly prefix: string,
+  ) {}
+
+  /** Checks the request before any header is sent, so a bad one still gets a JSON error. */
+  async open(adventureId: string, turnId: string, lastEventId: string | undefined): Promise<void> {
+    if (lastEventId !== undefined && lastEventId !== '' && !ENTRY_ID.test(lastEventId)) {
+      throw new InvalidCommandError(
+        'Last-Event-ID must be an id this stream sent (such as 1718000000000-0); leave it out to replay from the start',
+      );
+    }
+    const state = await this.adventures.get(adventureId);
+    if (!(await this.turns.outcome(adventureId, state, turnId))) {
+      throw new NotFoundError(`turn ${turnId} not found in adventure ${adventureId}`);
+    }
+  }
+
+  async *frames(
+    adventureId: string,
+    turnId: string,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): AsyncGenerator<TurnFrame> {
+    let lastId = lastEventId || '0-0';
+    let finished = await this.finished(adventureId, turnId);
+    while (!signal.aborted) {
+      if (finished) {
+        // Nothing more will be written: drain without blocking, then close from the log.
+        for (const entry of await this.publisher.entries(turnId, lastId)) {
+          yield entry;
+          if (isFinal(entry.event)) return;
+        }
+        yield finalFrame(finished);
+        return;
+      }
+      for await (const entry of followTurnStream(this.redis, this.prefix, turnId, {
+        afterId: lastId,
+        signal,
+        idleMs: QUIET_CHECK_MS,
+      })) {
+        lastId = entry.id;
+        yield entry;
+        if (isFinal(entry.event)) return;
+      }
+      if (signal.aborted) return;
+      finished = await this.finished(adventureId, turnId);
+    }
+  }
+
+  private async finished(adventureId: string, turnId: string): Promise<FinishedTurn | null> {
+    const state = await this.adventures.get(adventureId);
+    const view = await this.turns.outcome(adventureId, state, turnId);
+    if (!view || view.status === 'queued' || view.status === 'running') return null;
+    return { view, version: state.version };
+  }
+}
+
+interface FinishedTurn {
+  view: TurnView;
+  version: number;
+}
+
+function finalFrame({ view, version }: FinishedTurn): TurnFrame {
+  if (view.status === 'done') {
+    return { event: 'done', data: { action: view.action, turnId: view.turnId, version } };
+  }
+  return {
+    event: 'error',
+    data: {
+      message: view.error ?? 'the turn did not finish',
+      ...(view.status === 'cancelled' ? { cancelled: true } : {}),
+    },
+  };
+}

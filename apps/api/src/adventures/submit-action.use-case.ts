@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  ConflictError,
+  turnStatus,
+  type AdventureState,
+  type InputType,
+  type PlayerActed,
+} from '@chronicle/adventure';
+import { AdventureRepository, deterministicEventId } from '@chronicle/adventure-store';
+import type { OutboxJob } from '@chronicle/event-store';
+import { JobName } from '@chronicle/queue';
+import { TurnStreamPublisher } from '@chronicle/turn-stream';
+import { requestMetadata } from '../http/request-actor';
+import { AdventureIndexRepository } from './adventure-index.repository';
+import { turnStreamPath } from './adventure.reader';
+
+/** The answer to an accepted turn (202): where to watch it. */
+export interface TurnAccepted {
+  turnId: string;
+  /** The player action written; null for continue and retry. */
+  actionId: string | null;
+  /** The stream version right after the event that started the turn. */
+  version: number;
+  stream: string;
+}
+
+const PLAYER_ACTIONS: ReadonlySet<string> = new Set(['do', 'say', 'story']);
+
+function narrateJob(adventureId: string, turnId: string): OutboxJob {
+  return { jobName: JobName.NarrateTurn, payload: { adventureId, turnId } };
+}
+
+/**
+ * Starts turns: a player action (or continue) and a retry. The client's id is the id of the
+ * event that starts the turn, so a resend finds the original in the log and gets the same
+ * answer — never a second turn, never a 409 — even when two copies race.
+ */
+@Injectable()
+export class SubmitActionUseCase {
+  private readonly logger = new Logger('turns');
+
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly index: AdventureIndexRepository,
+    private readonly stream: TurnStreamPublisher,
+  ) {}
+
+  async act(
+    adventureId: string,
+    input: { type: InputType; text?: string; id?: string },
+  ): Promise<TurnAccepted> {
+    const clientId = input.id?.toLowerCase();
+    if (clientId !== undefined) {
+      const original = await this.originalTurn(
+        adventureId,
+        await this.adventures.get(adventureId),
+        clientId,
+      );
+      if (original) return original;
+    }
+    const eventId = clientId ?? randomUUID();
+    // continue writes no action, so the client id names the turn itself; an action's turn id
+    // is derived from the action id, so two racing copies propose the same turn.
+    const turnId =
+      input.type === 'continue' ? eventId : deterministicEventId(adventureId, eventId, 'turn');
+    return this.start(adventureId, eventId, clientId, () => ({
+      type: 'SubmitAction',
+      data: { turnId, inputType: input.type, text: input.text ?? '', actionId: eventId },
+    }));
+  }
+
+  async retry(adventureId: string, input: { id?: string }): Promise<TurnAccepted> {
+    const clientId = input.id?.toLowerCase();
+    if (clientId !== undefined) {
+      const original = await this.originalTurn(
+        adventureId,
+        await this.adventures.get(adventureId),
+        clientId,
+      );
+      if (original) return original;
+    }
+    const turnId = clientId ?? randomUUID();
+    return this.start(adventureId, turnId, clientId, () => ({
+      type: 'RequestRetry',
+      data: { turnId },
+    }));
+  }
+
+  private async start(
+    adventureId: string,
+    eventId: string,
+    clientId: string | undefined,
+    command: () => Parameters<AdventureRepository['handle']>[1],
+  ): Promise<TurnAccepted> {
+    const cmd = command();
+    const turnId = (cmd.data as { turnId: string }).turnId;
+    try {
+      const handled = await this.adventures.handle(adventureId, cmd, requestMetadata(), {
+        eventIds: [eventId],
+        outbox: [narrateJob(adventureId, turnId)],
+      });
+      if (handled.duplicate) {
+        const original = await this.originalTurn(adventureId, handled.state, eventId);
+        if (original) return original;
+      }
+      const started = handled.events[0];
+      if (started?.type === 'PlayerActed') await this.announce(turnId, started);
+      const action = started?.type === 'PlayerActed' ? started.data.action : null;
+      return {
+        turnId,
+        actionId: action?.id ?? null,
+        version: started?.version ?? handled.state.version,
+        stream: turnStreamPath(adventureId, turnId),
+      };
+    } catch (error) {
+      // A copy of this request won the race (its turn is now in flight, or its action exists):
+      // answer with that turn.
+      if (clientId !== undefined && error instanceof ConflictError) {
+        const state = await this.adventures.get(adventureId);
+        const original = await this.originalTurn(adventureId, state, clientId);
+        if (original) return original;
+      }
+      throw error;
+    }
+  }
+
+  /** The turn a client id already started, or null when the id is new to this adventure. */
+  private async originalTurn(
+    adventureId: string,
+    state: AdventureState,
+    clientId: string,
+  ): Promise<TurnAccepted | null> {
+    const node = Object.prototype.hasOwnProperty.call(state.nodes, clientId)
+      ? state.nodes[clientId]
+      : undefined;
+    if (node) {
+      // The id names something else (a narration, the opening): not a resend; the decider
+      // refuses it with a message naming the id.
+      if (!PLAYER_ACTIONS.has(node.type) || node.turnId === null) return null;
+      const version = await this.index.versionOfEvent(adventureId, clientId);
+      return {
+        turnId: node.turnId,
+        actionId: clientId,
+        version: version ?? node.textVersion,
+        stream: turnStreamPath(adventureId, node.turnId),
+      };
+    }
+    // A continue or a retry: the client id is the turn id. The projection knows recent turns;
+    // an older one is found by its event id.
+    const known = turnStatus(state, clientId) !== null;
+    const version = await this.index.versionOfEvent(adventureId, clientId);
+    if (!known && version === null) return null;
+    return {
+      turnId: clientId,
+      actionId: null,
+      version: version ?? state.version,
+      stream: turnStreamPath(adventureId, clientId),
+    };
+  }
+
+  /** The first frame of the turn's stream: the player's action as the story will show it. */
+  private async announce(turnId: string, event: PlayerActed): Promise<void> {
+    const action = event.data.action;
+    try {
+      await this.stream.publish(turnId, 'player', {
+        action: action ? { id: action.id, type: action.type, text: action.text } : null,
+      });
+    } catch (error) {
+      // The turn is accepted and queued; a client that misses `player` still gets the rest.
+      this.logger.warn(`could not publish player for turn ${turnId}: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,57 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { AdventureStoreModule } from '@chronicle/adventure-store';
+import { EventStoreModule } from '@chronicle/event-store';
+import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
+import { QueueModule } from '@chronicle/queue';
+import { TurnStreamModule } from '@chronicle/turn-stream';
+import { APP_CONFIG } from './app-config.token';
+import { AdminController } from './admin/admin.controller';
+import { AdventureCommandsUseCase } from './adventures/adventure-commands.use-case';
+import { AdventureIndexRepository } from './adventures/adventure-index.repository';
+import { AdventureReader } from './adventures/adventure.reader';
+import { AdventuresController } from './adventures/adventures.controller';
+import { ContextPreviewUseCase } from './adventures/context-preview.use-case';
+import { CreateAdventureUseCase } from './adventures/create-adventure.use-case';
+import { FollowTurnUseCase } from './adventures/follow-turn.use-case';
+import { SubmitActionUseCase } from './adventures/submit-action.use-case';
+import { TurnsController } from './adventures/turns.controller';
+import { TurnsUseCase } from './adventures/turns.use-case';
+import { HealthController } from './health/health.controller';
+
+@Module({})
+export class ApiModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: ApiModule,
+      imports: [
+        EventStoreModule.forRoot({
+          connectionString: config.databaseUrl,
+          poolSize: config.databasePoolSize,
+          sweepOutbox: true,
+          outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
+        }),
+        QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+        TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        ControlPlaneModule.forRoot({
+          redisUrl: config.redisUrl,
+          installation: config.queuePrefix,
+          app: 'api',
+        }),
+      ],
+      controllers: [HealthController, AdventuresController, TurnsController, AdminController],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        AdventureIndexRepository,
+        AdventureReader,
+        CreateAdventureUseCase,
+        AdventureCommandsUseCase,
+        SubmitActionUseCase,
+        TurnsUseCase,
+        FollowTurnUseCase,
+        ContextPreviewUseCase,
+      ],
+      exports: [APP_CONFIG],
+    };
+  }
+}

@@ -1,0 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { withLogContext } from '@chronicle/platform';
+import type { NextFunction, Request, Response } from 'express';
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** Every request gets a correlation id (the client's X-Request-Id when sane), echoed and logged. */
+export function correlate(req: Request, res: Response, next: NextFunction): void {
+  const offered = req.header('x-request-id');
+  const requestId = offered && REQUEST_ID.test(offered) ? offered : randomUUID();
+  res.setHeader('X-Request-Id', requestId);
+  withLogContext({ requestId }, next);
+}
