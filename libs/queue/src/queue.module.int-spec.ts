@@ -8,7 +8,7 @@ import {
   QueueName,
   QueueProducer,
   type NarrateJob,
-  workerConnectionOptions,
+  workerConnection,
 } from '@chronicle/queue';
 
 describe('QueueModule (Redis)', () => {
@@ -33,7 +33,7 @@ describe('QueueModule (Redis)', () => {
       async (job) => {
         received.push(job.data);
       },
-      { connection: { url: TEST_REDIS_URL, ...workerConnectionOptions() }, prefix },
+      { connection: workerConnection(TEST_REDIS_URL), prefix },
     );
     try {
       const { jobId } = await producer.enqueue(JobName.NarrateTurn, {

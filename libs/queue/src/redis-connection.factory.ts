@@ -2,6 +2,7 @@
 // things when Redis goes away: a worker should wait it out (BullMQ's blocking
 // commands require `maxRetriesPerRequest: null`), while a producer sits behind
 // an HTTP request and must fail fast so the caller gets an answer.
+import type { RedisOptions as BullRedisOptions } from 'bullmq';
 import Redis, { type RedisOptions } from 'ioredis';
 
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -24,6 +25,19 @@ export function workerConnectionOptions(): RedisOptions {
     maxRetriesPerRequest: null,
     connectTimeout: CONNECT_TIMEOUT_MS,
     retryStrategy: reconnectDelay,
+  };
+}
+
+/**
+ * Connection options for a bullmq `Worker` (or QueueEvents): BullMQ opens its
+ * own connections from these, including the blocking one.
+ */
+export function workerConnection(redisUrl: string): BullRedisOptions {
+  const { retryStrategy, ...options } = workerConnectionOptions();
+  return {
+    url: redisUrl,
+    ...options,
+    retryStrategy: (times: number) => retryStrategy?.(times) ?? null,
   };
 }
 
