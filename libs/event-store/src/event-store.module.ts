@@ -12,7 +12,7 @@ import {
 import { QueueProducer } from '@chronicle/queue';
 import type { Kysely } from 'kysely';
 import { createDatabase, type Database } from './database';
-import { EventStoreRepository } from './event-store.repository';
+import { EventStoreRepository, type Upcaster } from './event-store.repository';
 import { migrateToLatest } from './migrate';
 import { OutboxRelay, type OutboxRelayOptions } from './outbox.relay';
 import { SnapshotRepository } from './snapshot.repository';
@@ -29,6 +29,8 @@ export interface EventStoreConfig {
   /** Run the outbox sweeper from application bootstrap to shutdown. */
   sweepOutbox?: boolean;
   outbox?: OutboxRelayOptions;
+  /** Rewrites events stored under an old schema version on read. */
+  upcast?: Upcaster;
 }
 
 export interface EventStoreModuleAsyncOptions {
@@ -98,9 +100,9 @@ export class EventStoreModule {
         },
         {
           provide: EventStoreRepository,
-          useFactory: (db: Kysely<Database>, relay: OutboxRelay | null) =>
-            new EventStoreRepository(db, { publisher: relay ?? undefined }),
-          inject: [EVENT_STORE_DB, OutboxRelay],
+          useFactory: (config: EventStoreConfig, db: Kysely<Database>, relay: OutboxRelay | null) =>
+            new EventStoreRepository(db, { publisher: relay ?? undefined, upcast: config.upcast }),
+          inject: [EVENT_STORE_CONFIG, EVENT_STORE_DB, OutboxRelay],
         },
         {
           provide: SnapshotRepository,
