@@ -4,6 +4,7 @@
 
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
+import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
 
@@ -174,7 +175,8 @@ export type AdventureEvent =
   | ActionEdited
   | ActionErased
   | NarrativeStateCorrected
-  | StateEventRetconned;
+  | StateEventRetconned
+  | MemoryEvent;
 
 export type AdventureEventType = AdventureEvent['type'];
 
@@ -201,6 +203,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   ActionErased: 1,
   NarrativeStateCorrected: 1,
   StateEventRetconned: 1,
+  ...MEMORY_EVENT_SCHEMA_VERSIONS,
 };
 
 export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_SCHEMA_VERSIONS) as AdventureEventType[];

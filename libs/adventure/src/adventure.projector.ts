@@ -21,6 +21,8 @@ import {
   type TurnOutcome,
 } from './adventure.state';
 import { applyNarrativeTurn, initialNarrativeState } from './narrative.port';
+import { isMemoryEvent } from './memory.events';
+import { evolveMemory, withdrawCovering } from './memory.projector';
 
 export class ProjectionError extends Error {
   constructor(
@@ -123,6 +125,12 @@ export function narrativeAtDepth(state: AdventureState, depth: number): Narrativ
   return narrative;
 }
 
+/** The state at the head's parent, refolded when an undo left it unknown. */
+function ensureAtParent(draft: AdventureState): NarrativeState {
+  draft.narrativeAtParent ??= narrativeAtDepth(draft, draft.path.length - 2);
+  return draft.narrativeAtParent;
+}
+
 /** Rebuilds the path for a new head (walking parent pointers) and refolds the narrative. */
 function moveHead(draft: AdventureState, headId: string, version: number): void {
   const chain: PathEntry[] = [];
@@ -132,9 +140,47 @@ function moveHead(draft: AdventureState, headId: string, version: number): void 
     node = node.parentId === null ? undefined : nodeAt(draft, node.parentId, version);
   }
   chain.reverse();
+  const from = draft.path;
   draft.head = headId;
   draft.path = chain;
-  refoldNarrative(draft);
+  // Moving down from the old head (redo, or stepping forward to a descendant) only folds the
+  // new stretch; any other move refolds the path from the root.
+  const descends = from.length > 0 && chain[from.length - 1]?.id === from[from.length - 1].id;
+  const ascends = chain.length < from.length && from[chain.length - 1]?.id === headId;
+  if (descends && chain.length > from.length) {
+    let state = draft.narrative;
+    let atParent: NarrativeState | null = draft.narrativeAtParent;
+    for (let depth = from.length; depth < chain.length; depth++) {
+      atParent = state;
+      const node = draft.nodes[chain[depth].id];
+      if (hasContribution(node)) state = applyNarrativeTurn(state, contribution(node));
+    }
+    draft.narrative = state;
+    draft.narrativeAtParent = atParent;
+  } else if (
+    ascends &&
+    draft.narrativeAtParent !== null &&
+    noContributionBetween(draft, from, chain.length, from.length - 1)
+  ) {
+    // Undo: the state at the old head's parent is the state here when nothing between adds to
+    // it (the usual stretch is one player action).
+    draft.narrative = draft.narrativeAtParent;
+    draft.narrativeAtParent = null;
+  } else {
+    refoldNarrative(draft);
+  }
+}
+
+function noContributionBetween(
+  draft: AdventureState,
+  path: PathEntry[],
+  fromDepth: number,
+  toDepth: number,
+): boolean {
+  for (let depth = fromDepth; depth < toDepth; depth++) {
+    if (hasContribution(draft.nodes[path[depth].id])) return false;
+  }
+  return true;
 }
 
 /** Writes a node's change through to its path entry, when it is on the path. */
@@ -147,7 +193,7 @@ function replaceNode(draft: AdventureState, node: ActionNode): void {
 function afterContributionChanged(draft: AdventureState, node: ActionNode): void {
   if (node.id === draft.head) {
     // The head's parent state is kept, so the head alone is reapplied.
-    draft.narrative = applyNarrativeTurn(draft.narrativeAtParent, contribution(node));
+    draft.narrative = applyNarrativeTurn(ensureAtParent(draft), contribution(node));
   } else if (draft.path[node.depth]?.id === node.id) {
     refoldNarrative(draft);
   }
@@ -180,7 +226,9 @@ function newNode(
 /** Appends a child of the head and makes it the head: the cheap, common move. */
 function appendAtHead(draft: AdventureState, node: ActionNode): void {
   draft.nodes[node.id] = node;
-  draft.path.length = node.depth;
+  // Only shrink when a retry replaces the tip: assigning `length` lets V8 trim the backing
+  // store, and the next push then copies the whole path.
+  while (draft.path.length > node.depth) draft.path.pop();
   draft.path.push(pathEntry(node));
   draft.head = node.id;
 }
@@ -195,6 +243,11 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     );
   }
   draft.version = version;
+
+  if (isMemoryEvent(event)) {
+    evolveMemory(draft, event);
+    return;
+  }
 
   switch (event.type) {
     case 'AdventureCreated': {
@@ -287,6 +340,8 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     }
 
     case 'RetryRequested':
+      // The turn's prompt starts from the state at the replaced take's parent.
+      ensureAtParent(draft);
       draft.redo = [];
       draft.inFlight = {
         turnId: event.data.turnId,
@@ -323,8 +378,9 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         draft.narrative = applyNarrativeTurn(draft.narrativeAtParent, contribution(node));
       } else if (replaced && replaced.id === draft.head) {
         // A retry of the head: the new take starts from the state the old one started from.
+        const atParent = ensureAtParent(draft);
         appendAtHead(draft, node);
-        draft.narrative = applyNarrativeTurn(draft.narrativeAtParent, contribution(node));
+        draft.narrative = applyNarrativeTurn(atParent, contribution(node));
       } else {
         draft.nodes[node.id] = node;
         moveHead(draft, node.id, version);
@@ -372,6 +428,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     case 'ActionEdited': {
       const node = nodeAt(draft, event.data.actionId, version);
       replaceNode(draft, { ...node, tokens: event.data.tokens, textVersion: version });
+      withdrawCovering(draft, node.id);
       return;
     }
 
@@ -379,6 +436,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
       const node = { ...nodeAt(draft, event.data.actionId, version), erased: true };
       replaceNode(draft, node);
       if (node.accepted.length > 0) afterContributionChanged(draft, node);
+      withdrawCovering(draft, node.id);
       return;
     }
 

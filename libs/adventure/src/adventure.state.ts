@@ -11,12 +11,13 @@ import type {
   StoryCard,
 } from './adventure.events';
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
+import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log.
  */
-export const projectorVersion = 1;
+export const projectorVersion = 2;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -106,11 +107,17 @@ export interface AdventureState {
   path: PathEntry[];
   /** The narrative state at the head. */
   narrative: NarrativeState;
-  /** The narrative state at the head's parent: what a retry of the head starts from. */
-  narrativeAtParent: NarrativeState;
+  /**
+   * The narrative state at the head's parent: what a retry of the head starts from. null when
+   * an undo left it unknown; it is refolded when a retry or a change at the head needs it, so an
+   * undo costs O(1) instead of a fold of the whole path.
+   */
+  narrativeAtParent: NarrativeState | null;
   inFlight: TurnInFlight | null;
   recentTurns: TurnOutcome[];
   lastContext: LastContext | null;
+  /** Memories, summary versions and their cursors (memory.projector.ts). */
+  memory: MemoryBankState;
 }
 
 /** The predecessor's defaults (seed §3). */
@@ -158,5 +165,6 @@ export function initialState(): AdventureState {
     inFlight: null,
     recentTurns: [],
     lastContext: null,
+    memory: emptyMemoryBank(),
   };
 }

@@ -9,6 +9,11 @@ export * from './adventure.queries';
 export * from './adventure.validation';
 export * from './event.upcaster';
 export * from './player-input.format';
+export * from './memory.events';
+export * from './memory.state';
+export * from './memory.queries';
+export * from './memory.decider';
+export { MemoryProjectionError } from './memory.projector';
 export type { NarrativeCorrection } from './narrative.port';
 // Test factories are pure and small; exported so other libs' and apps' tests build histories
 // through the alias (the only way they may import this lib).

@@ -1,0 +1,108 @@
+// What a player's memory and summary commands append. Pure, like `decide`: ids come from the
+// caller. The memory worker writes its own events (see libs/memory-store), because what it
+// writes is model output, decided before it gets here.
+
+import { InvalidCommandError, NotFoundError } from './adventure.errors';
+import { LIMITS } from './adventure.limits';
+import type { AdventureState } from './adventure.state';
+import type { MemoryEvent } from './memory.events';
+import { currentSummary, findMemory } from './memory.queries';
+
+export type MemoryCommand =
+  | { type: 'AddMemory'; data: { memoryId: string; text: string } }
+  | { type: 'EditMemory'; data: { memoryId: string; text: string } }
+  | { type: 'PinMemory'; data: { memoryId: string } }
+  | { type: 'UnpinMemory'; data: { memoryId: string } }
+  | { type: 'ForgetMemory'; data: { memoryId: string } }
+  | { type: 'DeleteMemory'; data: { memoryId: string } }
+  | { type: 'EditSummary'; data: { summaryId: string; text: string } };
+
+function checkMemoryText(text: unknown): string {
+  if (typeof text !== 'string' || text.trim() === '') {
+    throw new InvalidCommandError('text is required: write what should be remembered');
+  }
+  if (text.length > LIMITS.textChars) {
+    throw new InvalidCommandError(`text is longer than ${LIMITS.textChars} characters`);
+  }
+  return text.trim();
+}
+
+function requireMemory(state: AdventureState, memoryId: string) {
+  const memory = findMemory(state, memoryId);
+  if (!memory) throw new NotFoundError(`memory ${memoryId} not found in this adventure`);
+  return memory;
+}
+
+export function decideMemory(command: MemoryCommand, state: AdventureState): MemoryEvent[] {
+  if (state.id === null) throw new NotFoundError('adventure not found; create it first');
+  switch (command.type) {
+    case 'AddMemory': {
+      const { memoryId } = command.data;
+      if (findMemory(state, memoryId)) {
+        throw new InvalidCommandError(`memory ${memoryId} already exists; send a new id`);
+      }
+      return [
+        {
+          type: 'MemoryWritten',
+          data: {
+            memoryId,
+            text: checkMemoryText(command.data.text),
+            sourceStart: null,
+            sourceEnd: null,
+            anchorActionId: state.head ?? '',
+            createdBy: 'player',
+          },
+        },
+      ];
+    }
+    case 'EditMemory': {
+      const memory = requireMemory(state, command.data.memoryId);
+      const text = checkMemoryText(command.data.text);
+      if (text === memory.text) return [];
+      return [{ type: 'MemoryEdited', data: { memoryId: memory.id, text } }];
+    }
+    case 'PinMemory': {
+      const memory = requireMemory(state, command.data.memoryId);
+      return memory.pinned ? [] : [{ type: 'MemoryPinned', data: { memoryId: memory.id } }];
+    }
+    case 'UnpinMemory': {
+      const memory = requireMemory(state, command.data.memoryId);
+      return memory.pinned ? [{ type: 'MemoryUnpinned', data: { memoryId: memory.id } }] : [];
+    }
+    case 'ForgetMemory': {
+      const memory = requireMemory(state, command.data.memoryId);
+      if (memory.forgotten) return [];
+      return [{ type: 'MemoryForgotten', data: { memoryIds: [memory.id], reason: 'player' } }];
+    }
+    case 'DeleteMemory': {
+      const memory = requireMemory(state, command.data.memoryId);
+      return [{ type: 'MemoryDeleted', data: { memoryId: memory.id } }];
+    }
+    case 'EditSummary': {
+      const text = checkMemoryText(command.data.text);
+      const current = currentSummary(state);
+      const head = state.head ?? '';
+      // An edit at the current version's anchor rewrites it; anywhere else it is a new version.
+      const inPlace = current !== null && current.anchorActionId === head;
+      if (inPlace && current.text === text) return [];
+      return [
+        {
+          type: 'SummaryWritten',
+          data: {
+            summaryId: inPlace ? current.id : command.data.summaryId,
+            text,
+            anchorActionId: head,
+            sourceStart: null,
+            sourceEnd: null,
+            handEdited: true,
+            replacesSummaryId: inPlace ? current.id : null,
+          },
+        },
+      ];
+    }
+    default: {
+      const unknown: { type: string } = command;
+      throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
+    }
+  }
+}

@@ -1,0 +1,69 @@
+// The memory bank's and the summarizer's facts. Model output is a fact: a memory or a summary
+// version is written once, as an event, so a replay rebuilds them without calling a model. Use
+// counts come from `MemoriesUsed`, which only a real turn appends (beside its `Narrated`).
+
+export type MemoryAuthor = 'worker' | 'player';
+
+export interface MemoryWrittenData {
+  memoryId: string;
+  text: string;
+  /** Depths of the block's first and last action; null for a hand-written memory. */
+  sourceStart: number | null;
+  sourceEnd: number | null;
+  /** The block's last action (a worker memory) or the head (a hand-written one). */
+  anchorActionId: string;
+  createdBy: MemoryAuthor;
+}
+
+export interface SummaryWrittenData {
+  summaryId: string;
+  text: string;
+  /** The tip recorded before the summarizer was called, or the head for a player's edit. */
+  anchorActionId: string;
+  /** Depths of the actions this version newly covers; null for a player's edit. */
+  sourceStart: number | null;
+  sourceEnd: number | null;
+  handEdited: boolean;
+  /** A player's edit at the current version's anchor rewrites that version in place. */
+  replacesSummaryId: string | null;
+}
+
+export type MemoryWritten = { type: 'MemoryWritten'; data: MemoryWrittenData };
+export type MemoryEdited = { type: 'MemoryEdited'; data: { memoryId: string; text: string } };
+export type MemoryPinned = { type: 'MemoryPinned'; data: { memoryId: string } };
+export type MemoryUnpinned = { type: 'MemoryUnpinned'; data: { memoryId: string } };
+/** Evicted over capacity, or forgotten by the player: kept, but never retrieved again. */
+export type MemoryForgotten = {
+  type: 'MemoryForgotten';
+  data: { memoryIds: string[]; reason: 'capacity' | 'player' };
+};
+export type MemoryDeleted = { type: 'MemoryDeleted'; data: { memoryId: string } };
+export type MemoriesUsed = { type: 'MemoriesUsed'; data: { turnId: string; memoryIds: string[] } };
+export type SummaryWritten = { type: 'SummaryWritten'; data: SummaryWrittenData };
+
+export type MemoryEvent =
+  | MemoryWritten
+  | MemoryEdited
+  | MemoryPinned
+  | MemoryUnpinned
+  | MemoryForgotten
+  | MemoryDeleted
+  | MemoriesUsed
+  | SummaryWritten;
+
+export type MemoryEventType = MemoryEvent['type'];
+
+export const MEMORY_EVENT_SCHEMA_VERSIONS: Readonly<Record<MemoryEventType, number>> = {
+  MemoryWritten: 1,
+  MemoryEdited: 1,
+  MemoryPinned: 1,
+  MemoryUnpinned: 1,
+  MemoryForgotten: 1,
+  MemoryDeleted: 1,
+  MemoriesUsed: 1,
+  SummaryWritten: 1,
+};
+
+export function isMemoryEvent(event: { type: string }): event is MemoryEvent {
+  return Object.prototype.hasOwnProperty.call(MEMORY_EVENT_SCHEMA_VERSIONS, event.type);
+}

@@ -1,0 +1,90 @@
+// Reads over the memory bank's projection. Validity is decided at read time from the path, so
+// undo, retry, a take or branch switch withdraws memories and summary versions at once, and a
+// redo brings them back, without any event of their own.
+
+import type { AdventureState } from './adventure.state';
+import type { MemoryRecord, SummaryVersion } from './memory.state';
+
+function nodeOnPath(state: AdventureState, actionId: string | null): number | null {
+  if (actionId === null) return null;
+  const node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
+    ? state.nodes[actionId]
+    : undefined;
+  return node && state.path[node.depth]?.id === actionId ? node.depth : null;
+}
+
+/** The depth of `actionId` when it is on the path at the head, else null. */
+export function depthOnPath(state: AdventureState, actionId: string | null): number | null {
+  return nodeOnPath(state, actionId);
+}
+
+/** On the path and not stale: it may reach a prompt (unless forgotten). */
+export function isMemoryOnPath(state: AdventureState, memory: MemoryRecord): boolean {
+  return !memory.withdrawn && nodeOnPath(state, memory.anchorActionId) !== null;
+}
+
+/** Every memory valid on the current path (forgotten ones included), in writing order. */
+export function memoriesOnPath(state: AdventureState): MemoryRecord[] {
+  return state.memory.memories.filter((memory) => isMemoryOnPath(state, memory));
+}
+
+/** The retrieval candidates: valid on the path and not forgotten. */
+export function activeMemories(state: AdventureState): MemoryRecord[] {
+  return state.memory.memories.filter(
+    (memory) => !memory.forgotten && isMemoryOnPath(state, memory),
+  );
+}
+
+export function findMemory(state: AdventureState, memoryId: string): MemoryRecord | undefined {
+  return state.memory.memories.find((memory) => memory.id === memoryId);
+}
+
+/**
+ * How far the memories cover the path, as a depth (-1: nothing). The cursor's own depth while
+ * it is on the path; once it has left (undo, retry, switch), the deepest valid worker memory's
+ * anchor, so the blocks past it are written again rather than skipped.
+ */
+export function memoryCursorDepth(state: AdventureState): number {
+  const own = nodeOnPath(state, state.memory.memoryCursor);
+  if (own !== null) return own;
+  let deepest = -1;
+  for (const memory of state.memory.memories) {
+    if (memory.createdBy !== 'worker' || memory.withdrawn) continue;
+    const depth = nodeOnPath(state, memory.anchorActionId);
+    if (depth !== null && depth > deepest) deepest = depth;
+  }
+  return deepest;
+}
+
+/** The summary's version on the path: the deepest valid one, the newest on a tie. */
+export function currentSummary(state: AdventureState): SummaryVersion | null {
+  let best: SummaryVersion | null = null;
+  let bestDepth = -1;
+  for (const version of state.memory.summaries) {
+    if (version.withdrawn) continue;
+    const depth = nodeOnPath(state, version.anchorActionId);
+    if (depth === null) continue;
+    if (
+      best === null ||
+      depth > bestDepth ||
+      (depth === bestDepth && version.writtenAtVersion > best.writtenAtVersion)
+    ) {
+      best = version;
+      bestDepth = depth;
+    }
+  }
+  return best;
+}
+
+/** The summary text the prompt carries ('' when there is none on this path). */
+export function storySummary(state: AdventureState): string {
+  return currentSummary(state)?.text ?? '';
+}
+
+/** Like `memoryCursorDepth`, for the summarizer: falls back to the current version's anchor. */
+export function summaryCursorDepth(state: AdventureState): number {
+  const own = nodeOnPath(state, state.memory.summaryCursor);
+  if (own !== null) return own;
+  const current = currentSummary(state);
+  return current ? (nodeOnPath(state, current.anchorActionId) ?? -1) : -1;
+}

@@ -1,0 +1,52 @@
+// The memory bank's part of the projection. Plain JSON like the rest of it (see
+// adventure.state.ts): arrays in the order things happened, null for absent values.
+
+import type { MemoryAuthor } from './memory.events';
+
+export interface MemoryRecord {
+  id: string;
+  text: string;
+  sourceStart: number | null;
+  sourceEnd: number | null;
+  anchorActionId: string;
+  createdBy: MemoryAuthor;
+  /** Stream version of the MemoryWritten event: the LRU clock's creation time. */
+  createdAtVersion: number;
+  pinned: boolean;
+  /** Evicted (or forgotten by the player): kept, never retrieved. */
+  forgotten: boolean;
+  /** An action it was written from was edited or erased since: stale, never used again. */
+  withdrawn: boolean;
+  useCount: number;
+  /** Stream version of the last MemoriesUsed naming it; null when never used. */
+  lastUsedVersion: number | null;
+}
+
+export interface SummaryVersion {
+  id: string;
+  text: string;
+  anchorActionId: string;
+  sourceStart: number | null;
+  sourceEnd: number | null;
+  handEdited: boolean;
+  /** Stream version of the event that wrote (or last rewrote) it: the tie-break, newest wins. */
+  writtenAtVersion: number;
+  withdrawn: boolean;
+}
+
+export interface MemoryBankState {
+  /** In the order they were written; a deleted memory is removed. */
+  memories: MemoryRecord[];
+  /** Every version ever written, never pruned; which one is current depends on the path. */
+  summaries: SummaryVersion[];
+  /**
+   * Anchors, not counts: the action the last worker memory (summary) was hung on. Where the
+   * anchor has left the path the queries rewind it, so the work is redone (memory.queries.ts).
+   */
+  memoryCursor: string | null;
+  summaryCursor: string | null;
+}
+
+export function emptyMemoryBank(): MemoryBankState {
+  return { memories: [], summaries: [], memoryCursor: null, summaryCursor: null };
+}
