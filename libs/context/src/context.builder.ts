@@ -227,19 +227,15 @@ export function contextBudget(head: ContextHead, recent: readonly WindowAction[]
 
 /**
  * The joined window cut to its last `available` tokens: the text that history could fill.
- * Built from the cached counts; only the one action the cut falls inside is encoded.
+ * Built from the cached counts, each separator costed for the text it follows as it encodes in
+ * the joined text; only the one action the cut falls inside is encoded.
  */
-function triggerText(
-  window: readonly WindowAction[],
-  available: number,
-  tok: Tokenizer,
-  separatorTokens: number,
-): string {
+function triggerText(window: readonly WindowAction[], available: number, tok: Tokenizer): string {
   const parts: string[] = [];
   let remaining = available;
   for (let i = window.length - 1; i >= 0; i--) {
     const action = window[i];
-    const separator = parts.length > 0 ? separatorTokens : 0;
+    const separator = parts.length > 0 ? joinTokens(tok, action.text, SEPARATOR) : 0;
     if (action.tokens + separator <= remaining) {
       parts.push(action.text);
       remaining -= action.tokens + separator;
@@ -260,10 +256,7 @@ export function buildContext(input: ContextInput): BuiltContext {
   const { available } = prepared.budget;
 
   // ----- Story cards: triggered by recent story text (the window history could fill) -----
-  const triggered = matchCards(
-    input.storyCards,
-    triggerText(window, available, tok, separatorTokens),
-  );
+  const triggered = matchCards(input.storyCards, triggerText(window, available, tok));
   const cardBudget = Math.floor(available * CARD_BUDGET_SHARE);
   const cards: CardRecord[] = [];
   const loreLines: string[] = [];

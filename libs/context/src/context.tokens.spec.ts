@@ -1,4 +1,10 @@
-import { assembleContextSync, memoryReader, tokenizer, type ContextHead } from './index';
+import {
+  assembleContextSync,
+  contextBudget,
+  memoryReader,
+  tokenizer,
+  type ContextHead,
+} from './index';
 import {
   aCard,
   aContextHead,
@@ -55,6 +61,31 @@ describe('the fast builder against the seed, re-encoding everything', () => {
       );
     },
   );
+
+  it('cuts the card trigger text where the seed does, at every budget in a sweep', () => {
+    // Given a card per number the prose mentions ("counting 42 coins", "9 miles"), so that moving the
+    // cut a token at a time keeps changing which cards trigger
+    const head = aContextHead({
+      storyCards: Array.from({ length: 298 }, (_, i) =>
+        aCard(`n${i + 3}`, `counting ${i + 3} coins, ${i + 3} miles`, `Count ${i + 3}.`),
+      ),
+      totalActions: story.length,
+    });
+    const differences: number[] = [];
+    const seen = new Set<string>();
+    const { reserved } = contextBudget(head, story);
+    for (let budget = reserved + 300; budget < reserved + 500; budget++) {
+      const atBudget = { ...head, settings: { ...head.settings, contextTokenBudget: budget } };
+      // When both builders trigger cards
+      const fast = assembleContextSync(atBudget, memoryReader(story)).report.cards;
+      const seed = seedReferenceContext(atBudget, story).report.cards;
+      if (JSON.stringify(fast) !== JSON.stringify(seed)) differences.push(budget);
+      seen.add(JSON.stringify(seed));
+    }
+    // Then they agree at every one, and the sweep did move the cut across keywords
+    expect(differences).toEqual([]);
+    expect(seen.size).toBeGreaterThan(2);
+  });
 
   it('agrees on a retry, which excludes the newest take', () => {
     const retried = story[story.length - 2];

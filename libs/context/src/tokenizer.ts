@@ -29,13 +29,16 @@ const RANKS = { cl100k_base: cl100kBase, o200k_base: o200kBase } as const;
 const NO_SPECIAL: string[] = [];
 
 // Bounds the per-process memo. The entries are the recurring pieces of the adventures a worker
-// is serving; a few thousand of them hold every adventure's static block many times over.
+// is serving; a few thousand of them hold every adventure's static block many times over, and
+// the character bound keeps it to a few megabytes whatever the texts are.
 const MEMO_ENTRIES = 4096;
+const MEMO_TOTAL_CHARS = 4 * 1024 * 1024;
 // Longer texts are rare one-offs (a pasted chapter), not worth keeping.
 const MEMO_MAX_CHARS = 64 * 1024;
 
 class TiktokenTokenizer implements Tokenizer {
   private readonly memo = new Map<string, number>();
+  private memoChars = 0;
 
   constructor(
     readonly encoding: TokenEncoding,
@@ -56,10 +59,16 @@ class TiktokenTokenizer implements Tokenizer {
     }
     const tokens = this.count(text);
     if (text.length <= MEMO_MAX_CHARS) {
-      if (this.memo.size >= MEMO_ENTRIES) {
-        this.memo.delete(this.memo.keys().next().value as string);
+      while (
+        this.memo.size >= MEMO_ENTRIES ||
+        (this.memo.size > 0 && this.memoChars + text.length > MEMO_TOTAL_CHARS)
+      ) {
+        const oldest = this.memo.keys().next().value as string;
+        this.memo.delete(oldest);
+        this.memoChars -= oldest.length;
       }
       this.memo.set(text, tokens);
+      this.memoChars += text.length;
     }
     return tokens;
   }

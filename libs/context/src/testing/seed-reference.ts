@@ -75,12 +75,14 @@ export function seedReferenceContext(
     count(refusalNote);
   const available = Math.max(256, head.settings.contextTokenBudget - reserved);
 
-  // history.window_covering, counting each action by encoding it
+  // history.window_covering: each round reads only older rows and encodes them to count them
   let size = WINDOW_START;
-  let actions: WindowAction[];
+  let actions: WindowAction[] = [];
+  let total = 0;
   for (;;) {
-    actions = story.slice(Math.max(0, story.length - size));
-    const total = actions.reduce((s, a) => s + count(a.text), 0);
+    const older = story.slice(Math.max(0, story.length - size), story.length - actions.length);
+    total += older.reduce((s, a) => s + count(a.text), 0);
+    actions = [...older, ...actions];
     if (total > available || actions.length === story.length) break;
     const average = total / actions.length;
     size = Math.max(
