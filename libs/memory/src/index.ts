@@ -1,0 +1,5 @@
+export * from './memory.constants';
+export * from './cast-brief';
+export * from './memory.prompts';
+export * from './memory.plan';
+export * from './memory.ranking';

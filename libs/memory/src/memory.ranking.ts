@@ -1,0 +1,161 @@
+// Retrieval ranking and eviction order, over plain data. Vectors are Float32Array rows of one
+// matrix per adventure, with their norms computed once, so a query costs one pass of
+// multiply-adds and a top-K kept in a small array (no sort of every score).
+
+export interface RankedMemory {
+  id: string;
+  text: string;
+  /** Cosine similarity to the query, to 4 decimal places. */
+  similarity: number;
+  pinned: boolean;
+}
+
+export interface RankCandidate {
+  id: string;
+  text: string;
+  pinned: boolean;
+  /** null when not embedded (yet), or embedded by another model. */
+  vector: Float32Array | null;
+}
+
+export function round4(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}
+
+function norm(vector: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < vector.length; i++) sum += vector[i] * vector[i];
+  return Math.sqrt(sum);
+}
+
+/** Cosine; a dimension mismatch or a zero vector scores 0 (as in the seed). */
+export function cosine(a: Float32Array, b: Float32Array, normA = norm(a), normB = norm(b)): number {
+  if (a.length !== b.length || a.length === 0 || normA === 0 || normB === 0) return 0;
+  let dot = 0;
+  for (let i = 0; i < a.length; i++) dot += a[i] * b[i];
+  return dot / (normA * normB);
+}
+
+/**
+ * The memories a prompt uses: every pinned one (pins are always used and count toward top-K),
+ * then the best-scoring others up to `topK`. Pinned first, each group by similarity, highest
+ * first; ties keep the candidates' order (oldest first).
+ */
+export function rankMemories(
+  candidates: readonly RankCandidate[],
+  query: Float32Array,
+  topK: number,
+): RankedMemory[] {
+  const queryNorm = norm(query);
+  const scored = candidates
+    .map((candidate, order) => ({
+      candidate,
+      order,
+      score: candidate.vector ? cosine(query, candidate.vector, queryNorm) : 0,
+    }))
+    .filter((item) => item.candidate.pinned || item.candidate.vector !== null);
+  const byScore = (a: (typeof scored)[number], b: (typeof scored)[number]) =>
+    b.score - a.score || a.order - b.order;
+  const pinned = scored.filter((item) => item.candidate.pinned).sort(byScore);
+  const room = Math.max(0, topK - pinned.length);
+  const others = scored
+    .filter((item) => !item.candidate.pinned)
+    .sort(byScore)
+    .slice(0, room);
+  return [...pinned, ...others].map(({ candidate, score }) => ({
+    id: candidate.id,
+    text: candidate.text,
+    similarity: round4(score),
+    pinned: candidate.pinned,
+  }));
+}
+
+/** Rows of one `dimensions`-wide matrix, with their norms: an adventure's vectors in memory. */
+export interface VectorMatrix {
+  dimensions: number;
+  count: number;
+  data: Float32Array;
+  norms: Float32Array;
+}
+
+export function buildMatrix(vectors: readonly Float32Array[], dimensions: number): VectorMatrix {
+  const data = new Float32Array(vectors.length * dimensions);
+  const norms = new Float32Array(vectors.length);
+  vectors.forEach((vector, row) => {
+    if (vector.length !== dimensions) return; // another model's vector: a zero row scores 0
+    data.set(vector, row * dimensions);
+    norms[row] = norm(vector);
+  });
+  return { dimensions, count: vectors.length, data, norms };
+}
+
+/** The `k` best rows by cosine to `query`, best first: `[row, score]` pairs. */
+export function topKByCosine(
+  matrix: VectorMatrix,
+  query: Float32Array,
+  k: number,
+  skip?: (row: number) => boolean,
+): Array<[number, number]> {
+  const { dimensions, data, norms } = matrix;
+  const best: Array<[number, number]> = [];
+  if (query.length !== dimensions || k <= 0) return best;
+  const queryNorm = norm(query);
+  if (queryNorm === 0) return best;
+  for (let row = 0; row < matrix.count; row++) {
+    if (norms[row] === 0 || (skip && skip(row))) continue;
+    const base = row * dimensions;
+    let d0 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let d3 = 0;
+    let i = 0;
+    for (; i + 3 < dimensions; i += 4) {
+      d0 += data[base + i] * query[i];
+      d1 += data[base + i + 1] * query[i + 1];
+      d2 += data[base + i + 2] * query[i + 2];
+      d3 += data[base + i + 3] * query[i + 3];
+    }
+    for (; i < dimensions; i++) d0 += data[base + i] * query[i];
+    const score = (d0 + d1 + d2 + d3) / (norms[row] * queryNorm);
+    if (best.length === k && score <= best[k - 1][1]) continue;
+    let at = best.length < k ? best.length : k - 1;
+    if (best.length < k) best.push([row, score]);
+    while (at > 0 && best[at - 1][1] < score) {
+      best[at] = best[at - 1];
+      at--;
+    }
+    best[at] = [row, score];
+  }
+  return best;
+}
+
+export interface EvictionCandidate {
+  id: string;
+  pinned: boolean;
+  /** The LRU clock: last use, or creation when never used (stream versions serve as time). */
+  lastUsedAt: number | null;
+  createdAt: number;
+  useCount: number;
+}
+
+/**
+ * The memories to forget so no more than `capacity` remain: unpinned ones, least recently used
+ * first (by coalesce(lastUsedAt, createdAt)), then the lowest use count. Pins override capacity,
+ * so with too many pins fewer are forgotten. (Sorting on use count first froze the bank: every
+ * new memory, used 0 times, was evicted at once.)
+ */
+export function evictionOrder(memories: readonly EvictionCandidate[], capacity: number): string[] {
+  const excess = memories.length - Math.max(0, capacity);
+  if (excess <= 0) return [];
+  return memories
+    .filter((memory) => !memory.pinned)
+    .map((memory, order) => ({ memory, order }))
+    .sort(
+      (a, b) =>
+        (a.memory.lastUsedAt ?? a.memory.createdAt) - (b.memory.lastUsedAt ?? b.memory.createdAt) ||
+        a.memory.useCount - b.memory.useCount ||
+        a.order - b.order,
+    )
+    .slice(0, excess)
+    .map(({ memory }) => memory.id);
+}

@@ -1,0 +1,231 @@
+import { AdventureHistory, type MemoryWrittenData } from '@chronicle/adventure';
+import {
+  MEMORY_SYSTEM_PROMPT,
+  SUMMARY_SYSTEM_PROMPT,
+  buildMatrix,
+  castBrief,
+  cutOnWord,
+  evictionOrder,
+  memoryBlocks,
+  memoryPrompt,
+  rankMemories,
+  retrievalQuery,
+  summaryPlan,
+  summaryPrompt,
+  topKByCosine,
+} from './index';
+
+function played(turns: number): AdventureHistory {
+  const history = AdventureHistory.create();
+  for (let turn = 1; turn <= turns; turn++) history.turn('do', `step ${turn}`);
+  return history;
+}
+
+function writeBlocks(history: AdventureHistory): void {
+  for (const block of memoryBlocks(history.state)) {
+    const data: MemoryWrittenData = {
+      memoryId: `m-${block.anchorActionId}`,
+      text: `memory ${block.sourceStart}-${block.sourceEnd}`,
+      sourceStart: block.sourceStart,
+      sourceEnd: block.sourceEnd,
+      anchorActionId: block.anchorActionId,
+      createdBy: 'worker',
+    };
+    history.append({ type: 'MemoryWritten', data });
+  }
+}
+
+describe('memory cadence', () => {
+  it('given fewer than 12 story actions, no block is due', () => {
+    expect(memoryBlocks(played(5).state)).toEqual([]); // 11 actions
+  });
+
+  it('given 12 actions, the first two blocks of 6 are due; then one every 6 actions', () => {
+    const history = played(6); // 13 actions: depths 0–12
+    expect(memoryBlocks(history.state).map((b) => [b.sourceStart, b.sourceEnd])).toEqual([
+      [0, 5],
+      [6, 11],
+    ]);
+    writeBlocks(history);
+    history.turn('do', 'step 7'); // 15 actions
+    expect(memoryBlocks(history.state)).toEqual([]);
+    history.turn('do', 'step 8'); // 17
+    expect(memoryBlocks(history.state)).toEqual([]);
+    history.turn('do', 'step 9'); // 19: block 12–17 is complete
+    expect(memoryBlocks(history.state).map((b) => [b.sourceStart, b.sourceEnd])).toEqual([
+      [12, 17],
+    ]);
+  });
+
+  it('given a long backlog, at most 5 blocks are written per run', () => {
+    expect(memoryBlocks(played(30).state)).toHaveLength(5);
+  });
+
+  it('when an undo withdraws the last block, that block is due again once the story regrows', () => {
+    const history = played(9);
+    writeBlocks(history); // 0–5, 6–11, 12–17
+    history.undo();
+    expect(memoryBlocks(history.state)).toEqual([]); // 12–16 only: five actions
+    history.turn('do', 'another step');
+    expect(memoryBlocks(history.state).map((b) => [b.sourceStart, b.sourceEnd])).toEqual([
+      [12, 17],
+    ]);
+  });
+
+  it('a summary is due after 15 uncovered actions, from the memories past its cursor', () => {
+    const history = played(6); // 13 actions
+    writeBlocks(history);
+    expect(summaryPlan(history.state)).toBeNull();
+    history.turn('do', 'step 7'); // 15
+    const plan = summaryPlan(history.state);
+    expect(plan).toMatchObject({ sourceStart: 0, sourceEnd: 14, current: null });
+    expect(plan?.memories).toEqual(['memory 0-5', 'memory 6-11']);
+    expect(plan?.anchorActionId).toBe(history.head);
+  });
+});
+
+describe('cast brief', () => {
+  const cards = [
+    {
+      id: 'c1',
+      name: 'Mira',
+      keys: 'mira, keeper, she',
+      entry: 'Mira keeps the light.',
+      type: 'character',
+    },
+    { id: 'c2', name: 'The Lamp', keys: 'lamp', entry: 'A brass lamp.', type: 'item' },
+    { id: 'c3', name: 'Harbor', keys: 'harbor', entry: 'A stone harbor.', type: 'location' },
+    { id: 'c4', name: 'Tomas', keys: 'tomas', entry: 'A ferryman.', type: 'character' },
+    {
+      id: 'c5',
+      name: 'ASH',
+      keys: 'ash',
+      entry: 'A duplicate of the protagonist.',
+      type: 'character',
+    },
+  ];
+
+  it('lists the protagonist, then matching cards, then other characters; pronouns match nothing', () => {
+    const brief = castBrief({
+      persona: { name: 'Ash', pronouns: 'they/them', description: 'A tired courier.' },
+      cards,
+      plotEssentials: 'The keeper vanished.',
+      storyText: 'She lit the lamp at the harbor.',
+    });
+    expect(brief).toBe(
+      [
+        'Cast:',
+        '- Ash (they/them) — the protagonist. A tired courier.',
+        '- The Lamp — A brass lamp.',
+        '- Harbor — A stone harbor.',
+        '- Mira — Mira keeps the light.',
+        '- Tomas — A ferryman.',
+        '',
+        'Setting:',
+        'The keeper vanished.',
+      ].join('\n'),
+    );
+  });
+
+  it('says "The player" without a persona, caps at 8 entries and cuts entries at 240 chars on a word', () => {
+    const many = Array.from({ length: 12 }, (_, i) => ({
+      id: `n${i}`,
+      name: `Npc${i}`,
+      keys: `npc${i}`,
+      entry: 'word '.repeat(80),
+      type: 'character',
+    }));
+    const brief = castBrief({ persona: null, cards: many, plotEssentials: '', storyText: '' });
+    const lines = brief.split('\n').slice(1);
+    expect(lines[0]).toBe('- The player — the protagonist.');
+    expect(lines).toHaveLength(8);
+    expect(lines[1].length).toBeLessThanOrEqual(2 + 240);
+    expect(lines[1].endsWith('word…')).toBe(true);
+  });
+
+  it('is empty with no persona, no cards and no plot essentials', () => {
+    expect(castBrief({ persona: null, cards: [], plotEssentials: ' ', storyText: 'x' })).toBe('');
+  });
+
+  it('keeps the last 300 tokens of the plot essentials as the setting', () => {
+    const essentials = Array.from({ length: 400 }, (_, i) => `w${i}`).join(' ');
+    const brief = castBrief({
+      persona: null,
+      cards: [],
+      plotEssentials: essentials,
+      storyText: '',
+    });
+    expect(brief.startsWith('Setting:\n')).toBe(true);
+    expect(brief.endsWith('w399')).toBe(true);
+    expect(brief).not.toContain('w0 ');
+  });
+
+  it('cutOnWord leaves short text alone', () => {
+    expect(cutOnWord('short', 240)).toBe('short');
+  });
+});
+
+describe('prompts', () => {
+  it('the memory prompt is the brief, the excerpt and the cue; with no brief the old form', () => {
+    expect(memoryPrompt('Cast:\n- A', 'You ran.')).toEqual({
+      system: MEMORY_SYSTEM_PROMPT,
+      user: 'Cast:\n- A\n\nStory excerpt:\nYou ran.\n\nMemory:',
+    });
+    expect(memoryPrompt('', 'You ran.').user).toBe('Story excerpt:\nYou ran.\n\nMemory:');
+    expect(MEMORY_SYSTEM_PROMPT).toMatch(/at most 50 words/);
+    expect(MEMORY_SYSTEM_PROMPT).toMatch(/third person/);
+  });
+
+  it('the summary prompt says "(none yet)" before the first summary', () => {
+    expect(summaryPrompt('', '', '- a\n- b').user).toBe(
+      'Current story summary:\n(none yet)\n\nNew events since the last update:\n- a\n- b\n\nUpdated summary:',
+    );
+    expect(SUMMARY_SYSTEM_PROMPT).toMatch(/at most 250 words/);
+  });
+
+  it('the retrieval query is the newest 4 actions', () => {
+    expect(retrievalQuery(['a', 'b', 'c', 'd', 'e'])).toBe('b\n\nc\n\nd\n\ne');
+  });
+});
+
+describe('ranking', () => {
+  const v = (...xs: number[]) => Float32Array.from(xs);
+  const candidates = [
+    { id: 'far', text: 'far', pinned: false, vector: v(0, 1) },
+    { id: 'near', text: 'near', pinned: false, vector: v(1, 0.1) },
+    { id: 'mid', text: 'mid', pinned: false, vector: v(1, 1) },
+    { id: 'pin', text: 'pin', pinned: true, vector: v(0, 1) },
+    { id: 'raw', text: 'raw', pinned: false, vector: null },
+    { id: 'other-model', text: 'x', pinned: false, vector: v(1, 0, 0) },
+  ];
+
+  it('ranks by cosine with pinned memories first, counted toward top-K, 4 decimals', () => {
+    expect(rankMemories(candidates, v(1, 0), 3)).toEqual([
+      { id: 'pin', text: 'pin', similarity: 0, pinned: true },
+      { id: 'near', text: 'near', similarity: 0.995, pinned: false },
+      { id: 'mid', text: 'mid', similarity: 0.7071, pinned: false },
+    ]);
+  });
+
+  it('the matrix top-K agrees with the plain ranking', () => {
+    const rows = [v(0, 1), v(1, 0.1), v(1, 1)];
+    const best = topKByCosine(buildMatrix(rows, 2), v(1, 0), 2);
+    expect(best.map(([row]) => row)).toEqual([1, 2]);
+  });
+});
+
+describe('eviction', () => {
+  it('forgets least recently used first, then the lowest use count; pins override capacity', () => {
+    const memories = [
+      { id: 'old-used', pinned: false, lastUsedAt: 50, createdAt: 1, useCount: 3 },
+      { id: 'old-pinned', pinned: true, lastUsedAt: null, createdAt: 2, useCount: 0 },
+      { id: 'new-unused', pinned: false, lastUsedAt: null, createdAt: 40, useCount: 0 },
+      { id: 'tie-more', pinned: false, lastUsedAt: 10, createdAt: 3, useCount: 2 },
+      { id: 'tie-less', pinned: false, lastUsedAt: 10, createdAt: 4, useCount: 1 },
+    ];
+    expect(evictionOrder(memories, 2)).toEqual(['tie-less', 'tie-more', 'new-unused']);
+    expect(evictionOrder(memories, 5)).toEqual([]);
+    const pins = memories.map((m) => ({ ...m, pinned: true }));
+    expect(evictionOrder(pins, 1)).toEqual([]);
+  });
+});
