@@ -7,6 +7,7 @@ import * as createOutbox from './20251129180100-create-outbox';
 import * as createSnapshots from './20251129180200-create-snapshots';
 import * as createAppendToStreamFunction from './20251129180300-create-append-to-stream-function';
 import * as replaceAppendToStreamFunction from './20251129190000-replace-append-to-stream-function';
+import * as createMemoryEmbeddings from './20251129200000-create-memory-embeddings';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '20251129180200-create-snapshots': createSnapshots,
   '20251129180300-create-append-to-stream-function': createAppendToStreamFunction,
   '20251129190000-replace-append-to-stream-function': replaceAppendToStreamFunction,
+  '20251129200000-create-memory-embeddings': createMemoryEmbeddings,
 };
