@@ -1,3 +1,10 @@
+// libs/narrative: the typed-event state protocol. One model call per turn:
+//   parseReply(model output) → narration (stored, prose only) + candidate events
+//   referee(state at head, canon, events) → accepted (stored on the AI turn) + rejected
+//   foldNarrative(turns on the path, with retcons and corrections) → state at the head
+//   renderForPrompt(state), renderRejections(previous AI turn's rejected), renderCanon(canon),
+//   EMIT_RULE (system block) and EMIT_REMINDER (last section) → the prompt.
+// The player's text is never parsed: only model output goes to parseReply.
 export * from './narrative.types';
 export * from './narrative.limits';
 export { EMIT_REMINDER, EMIT_RULE } from './emit-rule.prompt';

@@ -27,7 +27,8 @@ function completeForbiddenChanges(canon: Canon | null | undefined): ForbiddenSta
 /**
  * The canon section of the system block, as the seed renders it: the heading, a bullet per
  * non-empty rule, then a bullet per complete forbidden change; '' when there is no line. Canon
- * arrives as stored JSON, so anything malformed is skipped rather than trusted.
+ * arrives as stored JSON, so anything malformed is skipped rather than trusted (one deliberate
+ * difference from the seed: a whitespace-only from/to counts as missing, not as complete).
  */
 export function renderCanon(canon: Canon | null | undefined): string {
   const lines: string[] = [];

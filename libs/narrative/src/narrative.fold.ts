@@ -11,18 +11,19 @@
 // state at a head the player can reach.
 
 import { InvalidCorrectionError, applyCorrection } from './narrative.correction';
-import { evolve, initialNarrativeState } from './narrative.state';
+import { draftOf, evolveDraft, initialNarrativeState } from './narrative.state';
 import type { NarrativeState, NarrativeTurn } from './narrative.types';
 
-/** Folds one turn's record into the state. */
-export function foldTurn(state: NarrativeState, turn: NarrativeTurn): NarrativeState {
+/** Folds one turn into a draft (see `draftOf`), returning the draft to use next. */
+function foldInto(draft: NarrativeState, turn: NarrativeTurn): NarrativeState {
   const withdrawn = new Set(turn.retconned ?? []);
-  let current = state;
   turn.accepted.forEach((event, index) => {
-    if (!withdrawn.has(index)) current = evolve(current, event);
+    if (!withdrawn.has(index)) evolveDraft(draft, event);
   });
+  let current = draft;
   for (const correction of turn.corrections ?? []) {
     try {
+      // The result shares parts only with the draft it replaces, so it is a draft too.
       current = applyCorrection(current, correction);
     } catch (error) {
       if (!(error instanceof InvalidCorrectionError)) throw error;
@@ -31,13 +32,18 @@ export function foldTurn(state: NarrativeState, turn: NarrativeTurn): NarrativeS
   return current;
 }
 
+/** Folds one turn's record into the state. Pure. */
+export function foldTurn(state: NarrativeState, turn: NarrativeTurn): NarrativeState {
+  return foldInto(draftOf(state), turn);
+}
+
 /**
  * The narrative state after the given turns, in path order. `from` is a snapshot to start from
- * (the state before the first of these turns); it defaults to the empty state.
+ * (the state before the first of these turns); it defaults to the empty state. Pure.
  */
 export function foldNarrative(
   turns: readonly NarrativeTurn[],
   from: NarrativeState = initialNarrativeState(),
 ): NarrativeState {
-  return turns.reduce(foldTurn, from);
+  return turns.reduce(foldInto, draftOf(from));
 }

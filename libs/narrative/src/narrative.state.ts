@@ -41,49 +41,68 @@ export function hasFact(state: NarrativeState, text: string): boolean {
   return state.facts.some((fact) => sameText(fact.text, text));
 }
 
-export function evolve(state: NarrativeState, event: StateEvent): NarrativeState {
+/** A copy whose entity record and fact list may be changed in place (entities are replaced, never edited). */
+export function draftOf(state: NarrativeState): NarrativeState {
+  return { entities: { ...state.entities }, facts: [...state.facts] };
+}
+
+/**
+ * Applies one event to a draft in place; true when it changed something. The fold uses it so
+ * that replaying a long path costs one copy, not one per event.
+ */
+export function evolveDraft(draft: NarrativeState, event: StateEvent): boolean {
+  const put = (entity: Entity) => {
+    draft.entities[entity.id] = entity;
+    return true;
+  };
   switch (event.type) {
     case 'enter': {
-      if (Object.prototype.hasOwnProperty.call(state.entities, event.id)) return state;
+      if (Object.prototype.hasOwnProperty.call(draft.entities, event.id)) return false;
       const entity: Entity = { id: event.id, name: event.name, kind: event.kind };
       if (event.status !== undefined) entity.status = event.status;
-      if (event.at !== undefined && isPlace(state, event.at)) entity.at = event.at;
+      if (event.at !== undefined && isPlace(draft, event.at)) entity.at = event.at;
       if (event.desc !== undefined) entity.desc = event.desc;
-      return withEntity(state, entity);
+      return put(entity);
     }
     case 'status': {
-      const entity = findEntity(state, event.id);
-      if (!entity || entity.status === event.to) return state;
-      return withEntity(state, { ...entity, status: event.to });
+      const entity = findEntity(draft, event.id);
+      if (!entity || entity.status === event.to) return false;
+      return put({ ...entity, status: event.to });
     }
     case 'move': {
-      const entity = findEntity(state, event.id);
-      if (!entity || entity.kind === 'place' || !isPlace(state, event.to)) return state;
+      const entity = findEntity(draft, event.id);
+      if (!entity || entity.kind === 'place' || !isPlace(draft, event.to)) return false;
       // Something at a place is no longer in anyone's hands.
       const { holder: _holder, ...rest } = entity;
-      return withEntity(state, { ...rest, at: event.to });
+      return put({ ...rest, at: event.to });
     }
     case 'gain': {
-      const item = findEntity(state, event.item);
-      if (!item || !findEntity(state, event.holder) || event.holder === event.item) return state;
+      const item = findEntity(draft, event.item);
+      if (!item || !findEntity(draft, event.holder) || event.holder === event.item) return false;
       // A held item goes where its holder goes; its own location no longer applies.
       const { at: _at, ...rest } = item;
-      return withEntity(state, { ...rest, holder: event.holder });
+      return put({ ...rest, holder: event.holder });
     }
     case 'lose': {
-      const item = findEntity(state, event.item);
-      if (!item || item.holder !== event.holder) return state;
+      const item = findEntity(draft, event.item);
+      if (!item || item.holder !== event.holder) return false;
       const { holder: _holder, ...rest } = item;
-      return withEntity(state, rest);
+      return put(rest);
     }
     case 'fact': {
-      if (hasFact(state, event.text)) return state;
-      const fact = event.about
-        ? { text: event.text, about: [...event.about] }
-        : { text: event.text };
-      return { ...state, facts: [...state.facts, fact] };
+      if (hasFact(draft, event.text)) return false;
+      draft.facts.push(
+        event.about ? { text: event.text, about: [...event.about] } : { text: event.text },
+      );
+      return true;
     }
     default:
-      return state;
+      return false;
   }
+}
+
+/** Pure: the input is never changed, and an event that changes nothing returns it as is. */
+export function evolve(state: NarrativeState, event: StateEvent): NarrativeState {
+  const draft = draftOf(state);
+  return evolveDraft(draft, event) ? draft : state;
 }
