@@ -133,13 +133,15 @@ function ensureAtParent(draft: AdventureState): NarrativeState {
 
 /** Rebuilds the path for a new head (walking parent pointers) and refolds the narrative. */
 function moveHead(draft: AdventureState, headId: string, version: number): void {
-  const chain: PathEntry[] = [];
+  // Walk up only until the walk meets the current path; the stretch above is shared.
+  const stretch: PathEntry[] = [];
   let node: ActionNode | undefined = nodeAt(draft, headId, version);
-  while (node) {
-    chain.push(pathEntry(node));
+  while (node && draft.path[node.depth]?.id !== node.id) {
+    stretch.push(pathEntry(node));
     node = node.parentId === null ? undefined : nodeAt(draft, node.parentId, version);
   }
-  chain.reverse();
+  const shared = node ? draft.path.slice(0, node.depth + 1) : [];
+  const chain = stretch.length > 0 ? shared.concat(stretch.reverse()) : shared;
   const from = draft.path;
   draft.head = headId;
   draft.path = chain;

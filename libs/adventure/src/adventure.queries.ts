@@ -69,7 +69,10 @@ export function lastAiRejections(state: AdventureState, window = REJECTION_WINDO
  * flight, at the parent of the take being replaced (the old take's events do not count).
  */
 export function narrativeForTurn(state: AdventureState): NarrativeState {
-  return state.inFlight?.kind === 'retry' ? state.narrativeAtParent : state.narrative;
+  // RetryRequested makes sure the parent's state is known for the whole retry.
+  return state.inFlight?.kind === 'retry' && state.narrativeAtParent
+    ? state.narrativeAtParent
+    : state.narrative;
 }
 
 export type TurnStatus =

@@ -12,7 +12,7 @@ import type {
 } from '../adventure.commands';
 import { decide } from '../adventure.decider';
 import type { AdventureEvent, InputType, RecordedAdventureEvent } from '../adventure.events';
-import { evolve } from '../adventure.projector';
+import { evolveInPlace, projectFrom } from '../adventure.projector';
 import { initialState, type AdventureState } from '../adventure.state';
 
 /** One token per whitespace-separated word: easy to count by hand in a test. */
@@ -59,7 +59,10 @@ export interface NarrationOptions {
 
 export class AdventureHistory {
   readonly events: RecordedAdventureEvent[] = [];
-  state: AdventureState = initialState();
+  // Folded in place so a long history builds in linear time; `state` hands out a copy, so a
+  // state a test holds never changes under it when the history goes on.
+  private readonly draft: AdventureState = projectFrom(initialState(), []);
+  private copy: AdventureState | null = null;
   private counter = 0;
 
   constructor(readonly context: DecideContext = wordCountTokens) {}
@@ -77,24 +80,30 @@ export class AdventureHistory {
     return `${prefix}-${this.counter}`;
   }
 
+  get state(): AdventureState {
+    this.copy ??= projectFrom(this.draft, []);
+    return this.copy;
+  }
+
   get head(): string {
-    return this.state.head ?? '';
+    return this.draft.head ?? '';
   }
 
   get version(): number {
-    return this.state.version;
+    return this.draft.version;
   }
 
   /** Decides `command` on the current state and appends what it decided. */
   run(command: AdventureCommand): RecordedAdventureEvent[] {
-    return this.append(...decide(command, this.state, this.context));
+    return this.append(...decide(command, this.draft, this.context));
   }
 
   /** Appends events as they are, at the next versions (for histories the decider would refuse). */
   append(...events: AdventureEvent[]): RecordedAdventureEvent[] {
     const recorded = events.map((event) => {
-      const stored = { ...event, version: this.state.version + 1 } as RecordedAdventureEvent;
-      this.state = evolve(this.state, stored);
+      const stored = { ...event, version: this.draft.version + 1 } as RecordedAdventureEvent;
+      evolveInPlace(this.draft, stored);
+      this.copy = null;
       this.events.push(stored);
       return stored;
     });
@@ -111,7 +120,7 @@ export class AdventureHistory {
 
   /** The worker's narration for the turn in flight; returns the new AI action's id. */
   narrate(options: NarrationOptions = {}): string {
-    const turnId = this.state.inFlight?.turnId ?? 'no-turn-in-flight';
+    const turnId = this.draft.inFlight?.turnId ?? 'no-turn-in-flight';
     const actionId = options.actionId ?? this.nextId('action');
     this.run(narrationCommand(turnId, actionId, options));
     return actionId;
@@ -136,13 +145,13 @@ export class AdventureHistory {
   }
 
   fail(error = 'model unreachable', attempts = 3): this {
-    const turnId = this.state.inFlight?.turnId ?? 'no-turn-in-flight';
+    const turnId = this.draft.inFlight?.turnId ?? 'no-turn-in-flight';
     this.run({ type: 'RecordNarrationFailure', data: { turnId, error, attempts } });
     return this;
   }
 
   cancel(): this {
-    const turnId = this.state.inFlight?.turnId ?? 'no-turn-in-flight';
+    const turnId = this.draft.inFlight?.turnId ?? 'no-turn-in-flight';
     this.run({ type: 'CancelTurn', data: { turnId } });
     return this;
   }
@@ -213,10 +222,13 @@ export function playedAdventure(turns: number, narrationChars = 1500): Adventure
   const filler = 'The tide climbs the black rocks and the lamp turns slowly overhead. ';
   const prose = filler.repeat(Math.ceil(narrationChars / filler.length)).slice(0, narrationChars);
   for (let index = 0; index < turns; index++) {
+    // Mostly moves and status changes, a fact now and then: facts accumulate for the whole
+    // story, entities do not.
     const accepted: StateEvent[] =
       index === 0
         ? [
             { type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' },
+            { type: 'enter', id: 'tower', name: 'Tower', kind: 'place' },
             {
               type: 'enter',
               id: 'mira',
@@ -226,7 +238,12 @@ export function playedAdventure(turns: number, narrationChars = 1500): Adventure
               at: 'harbor',
             },
           ]
-        : [{ type: 'fact', text: `Turn ${index} happened at the harbor.`, about: ['mira'] }];
+        : index % 10 === 0
+          ? [{ type: 'fact', text: `Turn ${index} mattered.`, about: ['mira'] }]
+          : [
+              { type: 'move', id: 'mira', to: index % 2 === 0 ? 'harbor' : 'tower' },
+              { type: 'status', id: 'mira', to: index % 4 === 0 ? 'tired' : 'alive' },
+            ];
     history.turn(index % 3 === 0 ? 'say' : 'do', `look around ${index}`, {
       text: prose,
       accepted,
