@@ -168,7 +168,7 @@ export function decide(
       if (!Number.isInteger(attempts) || attempts < 1) {
         throw new InvalidCommandError('attempts must be a positive integer');
       }
-      return [{ type: 'NarrationFailed', data: { turnId, error: String(error), attempts } }];
+      return [{ type: 'NarrationFailed', data: { turnId, message: String(error), attempts } }];
     }
 
     case 'CancelTurn': {

@@ -137,9 +137,10 @@ export type RetryRequested = {
   data: { turnId: string; replacesActionId: string };
 };
 export type Narrated = { type: 'Narrated'; data: NarratedData };
+/** v1 named the message `error`; v2 calls it `message`, like the turn stream's `error` frame. */
 export type NarrationFailed = {
   type: 'NarrationFailed';
-  data: { turnId: string; error: string; attempts: number };
+  data: { turnId: string; message: string; attempts: number };
 };
 export type NarrationCancelled = { type: 'NarrationCancelled'; data: { turnId: string } };
 export type HeadMoved = {
@@ -196,7 +197,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   PlayerActed: 1,
   RetryRequested: 1,
   Narrated: 1,
-  NarrationFailed: 1,
+  NarrationFailed: 2,
   NarrationCancelled: 1,
   HeadMoved: 1,
   ActionEdited: 1,

@@ -404,7 +404,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         turnId: event.data.turnId,
         status: 'failed',
         actionId: null,
-        error: event.data.error,
+        error: event.data.message,
       });
       return;
 

@@ -48,3 +48,12 @@ describe('upcasting', () => {
     expect(adventureIdOfStream('memory-0b6c')).toBeNull();
   });
 });
+
+describe('adventure upcasters', () => {
+  it('reads a v1 NarrationFailed (`error`) as v2 (`message`)', () => {
+    expect(EVENT_SCHEMA_VERSIONS.NarrationFailed).toBe(2);
+    expect(
+      upcast('NarrationFailed', 1, { turnId: 't-1', error: 'model unreachable', attempts: 3 }),
+    ).toEqual({ turnId: 't-1', message: 'model unreachable', attempts: 3 });
+  });
+});

@@ -72,10 +72,19 @@ export function createUpcasterRegistry(
 }
 
 /**
- * The adventure stream's upcasters. Every type is still at v1, so there is nothing to upcast
- * yet; add steps here when a version in EVENT_SCHEMA_VERSIONS is bumped.
+ * The adventure stream's upcasters: add a step here when a version in EVENT_SCHEMA_VERSIONS is
+ * bumped.
  */
-export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {};
+export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {
+  NarrationFailed: {
+    // v1 `{turnId, error, attempts}` → v2 `{turnId, message, attempts}`: the plain message the
+    // player sees, named as the turn stream's `error {message}` frame names it.
+    1: (data) => {
+      const { error, ...rest } = data as { error?: unknown };
+      return { ...rest, message: typeof error === 'string' ? error : String(error ?? '') };
+    },
+  },
+};
 
 export const adventureUpcasters = createUpcasterRegistry(
   EVENT_SCHEMA_VERSIONS,
