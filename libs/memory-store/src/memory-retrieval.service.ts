@@ -1,0 +1,57 @@
+// The context worker's retrieval: the memories a turn's prompt carries. Never fails a turn: a
+// failed query embedding is reported as the result's error, with the pinned memories still used.
+import { activeMemories, storyTail, type AdventureState } from '@chronicle/adventure';
+import type { AdventureRepository } from '@chronicle/adventure-store';
+import type { Embedder } from '@chronicle/llm';
+import {
+  RETRIEVAL_WINDOW_ACTIONS,
+  rankMemories,
+  retrievalQuery,
+  type RankedMemory,
+} from '@chronicle/memory';
+import { textHash } from './embedding.repository';
+import type { VectorCache } from './vector.cache';
+
+export interface RetrievalResult {
+  used: RankedMemory[];
+  error?: string;
+}
+
+export class MemoryRetrievalService {
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly embedder: Embedder,
+    private readonly cache: VectorCache,
+  ) {}
+
+  /** null when the bank is off. */
+  async retrieve(state: AdventureState): Promise<RetrievalResult | null> {
+    if (!state.settings.memoryBankEnabled || state.id === null) return null;
+    const candidates = activeMemories(state);
+    if (candidates.length === 0) return { used: [] };
+    const adventureId = state.id;
+    const hashes = candidates.map((memory) => textHash(memory.text));
+    const vectors = await this.cache.vectors(adventureId, this.embedder.model, hashes);
+    const ranked = candidates.map((memory, index) => ({
+      id: memory.id,
+      text: memory.text,
+      pinned: memory.pinned,
+      vector: vectors.get(hashes[index]) ?? null,
+    }));
+    const topK = state.settings.memoryTopK;
+    try {
+      // storyTail leaves a retried take out, as every read during generation must.
+      const tail = storyTail(state, RETRIEVAL_WINDOW_ACTIONS);
+      const texts = await this.adventures.readActionTexts(adventureId, tail);
+      const query = retrievalQuery(texts, state.settings.encoding);
+      const [vector] = await this.embedder.embed([query]);
+      return { used: rankMemories(ranked, Float32Array.from(vector), topK) };
+    } catch (error) {
+      const pinned = ranked.filter((memory) => memory.pinned);
+      return {
+        used: rankMemories(pinned, new Float32Array(0), topK),
+        error: `memory retrieval failed: ${(error as Error).message}`,
+      };
+    }
+  }
+}

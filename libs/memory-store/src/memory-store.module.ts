@@ -1,0 +1,72 @@
+import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { AdventureRepository } from '@chronicle/adventure-store';
+import { EVENT_STORE_DB } from '@chronicle/event-store';
+import {
+  createEmbedder,
+  createModelClient,
+  type Embedder,
+  type ModelClient,
+  type ModelConfig,
+} from '@chronicle/llm';
+import type { Kysely } from 'kysely';
+import { EmbeddingRepository } from './embedding.repository';
+import { MemoryRetrievalService } from './memory-retrieval.service';
+import { UpdateMemoryUseCase } from './update-memory.use-case';
+import { VectorCache } from './vector.cache';
+
+export const MEMORY_MODEL_CLIENT = Symbol('MEMORY_MODEL_CLIENT');
+export const MEMORY_EMBEDDER = Symbol('MEMORY_EMBEDDER');
+
+export interface MemoryStoreOptions {
+  /** The model client's and the embedder's configuration; no key → the offline pair. */
+  model: ModelConfig;
+}
+
+/**
+ * The memory bank's infrastructure: the embeddings table, the vector cache, retrieval (for the
+ * context worker) and the memory job's use case (for the memory worker). Needs the
+ * EventStoreModule and the AdventureStoreModule.
+ */
+@Global()
+@Module({})
+export class MemoryStoreModule {
+  static forRoot(options: MemoryStoreOptions): DynamicModule {
+    return {
+      module: MemoryStoreModule,
+      providers: [
+        { provide: MEMORY_MODEL_CLIENT, useFactory: () => createModelClient(options.model) },
+        { provide: MEMORY_EMBEDDER, useFactory: () => createEmbedder(options.model) },
+        {
+          provide: EmbeddingRepository,
+          useFactory: (db: Kysely<unknown>) => new EmbeddingRepository(db),
+          inject: [EVENT_STORE_DB],
+        },
+        {
+          provide: VectorCache,
+          useFactory: (embeddings: EmbeddingRepository) => new VectorCache(embeddings),
+          inject: [EmbeddingRepository],
+        },
+        {
+          provide: MemoryRetrievalService,
+          useFactory: (adventures: AdventureRepository, embedder: Embedder, cache: VectorCache) =>
+            new MemoryRetrievalService(adventures, embedder, cache),
+          inject: [AdventureRepository, MEMORY_EMBEDDER, VectorCache],
+        },
+        {
+          provide: UpdateMemoryUseCase,
+          useFactory: (
+            adventures: AdventureRepository,
+            model: ModelClient,
+            embedder: Embedder,
+            embeddings: EmbeddingRepository,
+          ) =>
+            new UpdateMemoryUseCase(adventures, model, embedder, embeddings, {
+              defaultModel: options.model.model,
+            }),
+          inject: [AdventureRepository, MEMORY_MODEL_CLIENT, MEMORY_EMBEDDER, EmbeddingRepository],
+        },
+      ],
+      exports: [MemoryRetrievalService, UpdateMemoryUseCase, EmbeddingRepository, MEMORY_EMBEDDER],
+    };
+  }
+}

@@ -1,0 +1,267 @@
+import {
+  activeMemories,
+  currentSummary,
+  narrationCommand,
+  project,
+  memoryCursorDepth,
+  type AdventureCommand,
+  type AdventureSettings,
+} from '@chronicle/adventure';
+import { AdventureRepository, toRecorded } from '@chronicle/adventure-store';
+import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
+import { createEmbedder, createModelClient, type ModelConfig } from '@chronicle/llm';
+import { MEMORY_SYSTEM_PROMPT, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
+import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { FakeOpenAiServer, type RecordedRequest } from '../../../test/support/fake-openai-server';
+import { randomUUID } from 'node:crypto';
+import {
+  EmbeddingRepository,
+  MemoryRetrievalService,
+  UpdateMemoryUseCase,
+  VectorCache,
+} from './index';
+
+const CHAT = '/v1/chat/completions';
+const EMBED = '/v1/embeddings';
+
+describe('memory worker (Postgres + fake OpenAI server)', () => {
+  let database: TestDatabase;
+  let server: FakeOpenAiServer;
+  let adventures: AdventureRepository;
+  let embeddings: EmbeddingRepository;
+  let useCase: UpdateMemoryUseCase;
+  let retrieval: MemoryRetrievalService;
+  let config: ModelConfig;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    server = new FakeOpenAiServer({
+      instant: true,
+      defaultReply: (request) => ({
+        text: /Updated summary:$/.test(request.body?.messages?.[1]?.content ?? '')
+          ? 'Ash crossed the harbor and met Mira.'
+          : `Ash did step ${request.body?.messages?.[1]?.content?.match(/step (\d+)/g)?.pop() ?? ''}.`,
+      }),
+    });
+    const { baseURL } = await server.start();
+    config = {
+      baseURL,
+      apiKey: 'test-key',
+      model: 'fake-model',
+      embeddingModel: 'fake-embed',
+      timeoutMs: 5_000,
+    };
+    adventures = new AdventureRepository(
+      new EventStoreRepository(database.db),
+      new SnapshotRepository(database.db),
+      { snapshotEvery: 25 },
+    );
+    embeddings = new EmbeddingRepository(database.db);
+    const embedder = createEmbedder(config);
+    useCase = new UpdateMemoryUseCase(adventures, createModelClient(config), embedder, embeddings, {
+      defaultModel: 'fake-model',
+    });
+    retrieval = new MemoryRetrievalService(adventures, embedder, new VectorCache(embeddings));
+  });
+
+  afterAll(async () => {
+    await server.close();
+    await database.drop();
+  });
+
+  beforeEach(() => server.clear());
+
+  const meta = { actor: 'test' };
+
+  async function create(settings: Partial<AdventureSettings> = {}): Promise<string> {
+    const adventureId = randomUUID();
+    const command: AdventureCommand = {
+      type: 'CreateAdventure',
+      data: {
+        adventureId,
+        ownerId: randomUUID(),
+        openingActionId: randomUUID(),
+        title: 'The Lighthouse',
+        opening: 'You stand on the harbor wall at dusk.',
+        plotEssentials: 'The keeper vanished a week ago.',
+        persona: { name: 'Ash', pronouns: 'they/them', description: 'A tired courier.' },
+        storyCards: [
+          {
+            id: 'mira',
+            name: 'Mira',
+            keys: 'mira',
+            entry: 'Mira keeps the light.',
+            type: 'character',
+          },
+        ],
+        settings: { autoSummarize: true, memoryBankEnabled: true, ...settings },
+      },
+    };
+    await adventures.handle(adventureId, command, meta);
+    return adventureId;
+  }
+
+  async function turn(adventureId: string, step: number): Promise<void> {
+    const turnId = randomUUID();
+    await adventures.handle(
+      adventureId,
+      {
+        type: 'SubmitAction',
+        data: { turnId, inputType: 'do', text: `take step ${step}`, actionId: randomUUID() },
+      },
+      meta,
+    );
+    await adventures.handle(
+      adventureId,
+      narrationCommand(turnId, randomUUID(), { text: `Mira watches you take step ${step}.` }),
+      meta,
+    );
+  }
+
+  const chats = (requests: RecordedRequest[], purpose: 'memory' | 'summary') =>
+    requests.filter(
+      (r) =>
+        r.path === CHAT &&
+        r.body.messages[0].content ===
+          (purpose === 'memory' ? MEMORY_SYSTEM_PROMPT : SUMMARY_SYSTEM_PROMPT),
+    );
+
+  it('over 60 turns, writes memories and summaries at exactly the cadence, with the prompts of the spec', async () => {
+    const adventureId = await create();
+    const memoryAt: number[] = [];
+    const summaryAt: number[] = [];
+    for (let step = 1; step <= 60; step++) {
+      await turn(adventureId, step);
+      server.clear();
+      const outcome = await useCase.execute({ adventureId });
+      expect(outcome.errors).toEqual([]);
+      for (let i = 0; i < chats(server.requests, 'memory').length; i++) memoryAt.push(step);
+      if (chats(server.requests, 'summary').length > 0) summaryAt.push(step);
+      if (step === 6) {
+        const [first] = chats(server.requests, 'memory');
+        expect(first.body).toMatchObject({ temperature: 0.3, max_tokens: 400 });
+        const user: string = first.body.messages[1].content;
+        expect(user).toMatch(
+          /^Cast:\n- Ash \(they\/them\) — the protagonist\. A tired courier\.\n- Mira — Mira keeps the light\.\n\nSetting:\nThe keeper vanished a week ago\.\n\nStory excerpt:\nYou stand on the harbor wall at dusk\.[\s\S]*\n\nMemory:$/,
+        );
+      }
+      if (step === 7) {
+        const [summary] = chats(server.requests, 'summary');
+        expect(summary.body).toMatchObject({ temperature: 0.3, max_tokens: 600 });
+        expect(summary.body.messages[1].content).toContain('Current story summary:\n(none yet)');
+      }
+    }
+    // 1 + 2n actions after n turns: blocks of 6 complete at 12, 18, 24… (the first two at once),
+    // a summary once 15 actions lie past the last one's tip (tips fall on even depths after a
+    // turn, so every 8 turns after the first at turn 7).
+    const expectedMemories = [6, 6];
+    for (let step = 9; step <= 60; step += 3) expectedMemories.push(step);
+    expect(memoryAt).toEqual(expectedMemories);
+    expect(summaryAt).toEqual([7, 15, 23, 31, 39, 47, 55]);
+    const state = await adventures.get(adventureId);
+    expect(activeMemories(state)).toHaveLength(20);
+    expect(currentSummary(state)?.text).toBe('Ash crossed the harbor and met Mira.');
+    expect(await embeddings.count('fake-embed')).toBeGreaterThan(0);
+
+    // A replay of the log rebuilds the same memory bank without any model request.
+    server.clear();
+    const events = await new EventStoreRepository(database.db).readStream(
+      `adventure-${adventureId}`,
+    );
+    const replayed = project(events.map(toRecorded));
+    expect(replayed.memory).toEqual(state.memory);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('undo past a memory’s source withdraws it from the next prompt; it is rewritten later', async () => {
+    const adventureId = await create({ autoSummarize: false });
+    for (let step = 1; step <= 9; step++) await turn(adventureId, step); // 19 actions
+    await useCase.execute({ adventureId });
+    let state = await adventures.get(adventureId);
+    expect(memoryCursorDepth(state)).toBe(17);
+    const withdrawn = state.memory.memories[2].id;
+    await adventures.handle(adventureId, { type: 'Undo', data: {} }, meta);
+    state = await adventures.get(adventureId);
+    const retrieved = await retrieval.retrieve(state);
+    expect(retrieved?.used.map((m) => m.id)).not.toContain(withdrawn);
+    expect(retrieved?.used).toHaveLength(2);
+    await turn(adventureId, 10);
+    server.clear();
+    await useCase.execute({ adventureId });
+    expect(chats(server.requests, 'memory')).toHaveLength(1);
+    state = await adventures.get(adventureId);
+    expect(activeMemories(state).map((m) => m.sourceStart)).toEqual([0, 6, 12]);
+    expect(activeMemories(state)[2].id).not.toBe(withdrawn);
+  });
+
+  it('a job killed and redelivered (two runs racing) leaves no duplicate memory', async () => {
+    const adventureId = await create({ autoSummarize: false });
+    for (let step = 1; step <= 12; step++) await turn(adventureId, step); // 25 actions
+    const runs = await Promise.all([
+      useCase.execute({ adventureId, attempt: 1 }),
+      useCase.execute({ adventureId, attempt: 2 }),
+    ]);
+    await useCase.execute({ adventureId, attempt: 3 });
+    const state = await adventures.get(adventureId);
+    const starts = state.memory.memories.map((m) => m.sourceStart);
+    expect(starts).toEqual([0, 6, 12, 18]);
+    expect(runs.every((run) => run.errors.length === 0)).toBe(true);
+  });
+
+  it('the summarizer failing leaves its anchor where it was, and the next run retries', async () => {
+    const adventureId = await create({ memoryBankEnabled: false });
+    for (let step = 1; step <= 7; step++) await turn(adventureId, step); // 15 actions
+    // Two memories succeed, then the summary call fails.
+    server.enqueue(
+      { text: 'Ash began.' },
+      { text: 'Ash went on.' },
+      { status: 500, errorMessage: 'boom' },
+    );
+    const failed = await useCase.execute({ adventureId });
+    expect(failed.memoriesWritten).toBe(2);
+    expect(failed.summaryWritten).toBe(false);
+    expect(failed.errors.join()).toMatch(/summary/);
+    let state = await adventures.get(adventureId);
+    expect(state.memory.summaryCursor).toBeNull();
+    expect(currentSummary(state)).toBeNull();
+    server.clear();
+    const retried = await useCase.execute({ adventureId });
+    expect(retried.summaryWritten).toBe(true);
+    expect(chats(server.requests, 'summary')[0].body.messages[1].content).toContain(
+      'New events since the last update:\n- Ash began.\n- Ash went on.',
+    );
+    state = await adventures.get(adventureId);
+    expect(currentSummary(state)?.sourceEnd).toBe(14);
+  });
+
+  it('retrieval ranks by cosine with pinned memories first; eviction forgets the least recently used', async () => {
+    const adventureId = await create({ autoSummarize: false, memoryTopK: 2, memoryCapacity: 3 });
+    for (let step = 1; step <= 12; step++) await turn(adventureId, step); // 4 blocks
+    await useCase.execute({ adventureId });
+    let state = await adventures.get(adventureId);
+    // Capacity 3: the oldest never-used memory was forgotten.
+    expect(state.memory.memories.map((m) => m.forgotten)).toEqual([true, false, false, false]);
+    const [, second, third] = state.memory.memories;
+    await adventures.handleWith(adventureId, meta, () => ({
+      events: [{ type: 'MemoryPinned', data: { memoryId: second.id } }],
+    }));
+    state = await adventures.get(adventureId);
+    const result = await retrieval.retrieve(state);
+    expect(result?.used[0]).toMatchObject({ id: second.id, pinned: true });
+    expect(result?.used).toHaveLength(2);
+    const similarity = result?.used[1].similarity ?? 0;
+    expect(Math.round(similarity * 10_000) / 10_000).toBe(similarity);
+    // A used memory becomes recent: the next eviction takes the other unpinned one.
+    await adventures.handleWith(adventureId, meta, () => ({
+      events: [{ type: 'MemoriesUsed', data: { turnId: 't', memoryIds: [third.id] } }],
+    }));
+    for (let step = 13; step <= 15; step++) await turn(adventureId, step);
+    await useCase.execute({ adventureId });
+    state = await adventures.get(adventureId);
+    const active = activeMemories(state).map((m) => m.id);
+    expect(active).toContain(second.id);
+    expect(active).toContain(third.id);
+    expect(active).toHaveLength(3);
+    expect(server.requestsTo(EMBED).length).toBeGreaterThan(0);
+  });
+});
