@@ -5,6 +5,7 @@ import type { AdventureCommand, DecideContext, StoryCardInput } from './adventur
 import {
   ConflictError,
   InvalidCommandError,
+  LimitExceededError,
   NotFoundError,
   TurnInFlightError,
 } from './adventure.errors';
@@ -64,6 +65,7 @@ export function decide(
       if (state.cards.some((existing) => existing.id === card.id)) {
         throw new ConflictError(`story card ${card.id} already exists; send a new id`);
       }
+      checkCardCount(state.cards.length + 1);
       return [{ type: 'StoryCardAdded', data: { card } }];
     }
 
@@ -96,8 +98,10 @@ export function decide(
       }
       const actionId = checkId('actionId', command.data.actionId);
       requireNewAction(state, actionId);
-      const text = formatPlayerInput(inputType, checkText('text', command.data.text)) ?? '';
-      checkText('text', text);
+      const max = LIMITS.actionChars;
+      const text =
+        formatPlayerInput(inputType, checkText('text', command.data.text, { max })) ?? '';
+      checkText('text', text, { max });
       return [
         {
           type: 'PlayerActed',
@@ -222,7 +226,9 @@ export function decide(
       requireNoTurnInFlight(state);
       const node = findNode(state, command.data.actionId);
       if (node.erased) throw new InvalidCommandError(`action ${node.id} is erased; it has no text`);
-      const text = checkText('text', command.data.text, { required: true });
+      // The opening is prose written once; every other action is held to the action limit.
+      const max = node.type === 'start' ? LIMITS.proseChars : LIMITS.actionChars;
+      const text = checkText('text', command.data.text, { max, required: true });
       return [{ type: 'ActionEdited', data: { actionId: node.id, text, tokens: count(text) } }];
     }
 
@@ -285,15 +291,17 @@ function create(
   for (const [name, answer] of Object.entries(placeholders)) {
     checkText(`placeholders.${name}`, answer, { max: LIMITS.placeholderAnswerChars });
   }
+  const prose = { max: LIMITS.proseChars };
   const opening = fillPlaceholders(
-    checkText('opening', data.opening, { required: true }),
+    checkText('opening', data.opening, { ...prose, required: true }),
     placeholders,
   );
-  checkText('opening', opening);
+  checkText('opening', opening, prose);
   const settings: AdventureSettings = {
     ...DEFAULT_SETTINGS,
     ...checkSettings(data.settings ?? {}),
   };
+  checkCardCount((data.storyCards ?? []).length);
   const storyCards = (data.storyCards ?? []).map(checkCard);
   const ids = new Set<string>();
   for (const card of storyCards) {
@@ -309,9 +317,9 @@ function create(
         title: checkText('title', data.title, { max: MAX_TITLE_CHARS, required: true }),
         opening,
         placeholders: { ...placeholders },
-        plotEssentials: checkText('plotEssentials', data.plotEssentials ?? ''),
-        authorsNote: checkText('authorsNote', data.authorsNote ?? ''),
-        aiInstructions: checkText('aiInstructions', data.aiInstructions ?? ''),
+        plotEssentials: checkText('plotEssentials', data.plotEssentials ?? '', prose),
+        authorsNote: checkText('authorsNote', data.authorsNote ?? '', prose),
+        aiInstructions: checkText('aiInstructions', data.aiInstructions ?? '', prose),
         persona: checkPersona(data.persona ?? { name: '', pronouns: '', description: '' }),
         storyCards,
         canon: checkCanon(data.canon ?? { rules: [], forbiddenStatusChanges: [] }),
@@ -351,7 +359,7 @@ function editAdventure(
   }
   for (const key of ['plotEssentials', 'authorsNote', 'aiInstructions'] as const) {
     if (changes[key] === undefined) continue;
-    const text = checkText(key, changes[key]);
+    const text = checkText(key, changes[key], { max: LIMITS.proseChars });
     if (text !== state.fields[key]) edited[key] = text;
   }
   if (changes.persona !== undefined) {
@@ -391,6 +399,14 @@ function checkCard(input: StoryCardInput): StoryCard {
     type: checked.type ?? 'other',
     notes: checked.notes ?? '',
   };
+}
+
+function checkCardCount(count: number): void {
+  if (count > LIMITS.storyCardsPerAdventure) {
+    throw new LimitExceededError(
+      `an adventure holds at most ${LIMITS.storyCardsPerAdventure} story cards (limit storyCardsPerAdventure); remove one first`,
+    );
+  }
 }
 
 function findCard(state: AdventureState, cardId: string): StoryCard {

@@ -1,7 +1,7 @@
 // Domain errors carry a `kind` so one exception filter maps them all: conflict → 409,
-// not_found → 404, invalid → 400. Messages say what to fix, because they reach the player.
+// not_found → 404, invalid → 400, limit → 422. Messages say what to fix, because they reach the player.
 
-export type DomainErrorKind = 'conflict' | 'not_found' | 'invalid';
+export type DomainErrorKind = 'conflict' | 'not_found' | 'invalid' | 'limit';
 
 export abstract class DomainError extends Error {
   abstract readonly kind: DomainErrorKind;
@@ -28,6 +28,15 @@ export class ConflictError extends DomainError {
   constructor(message: string) {
     super(message);
     this.name = 'ConflictError';
+  }
+}
+
+/** A count limit of LIMITS is reached (cards, memories, adventures): the message names it. */
+export class LimitExceededError extends DomainError {
+  readonly kind = 'limit' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'LimitExceededError';
   }
 }
 

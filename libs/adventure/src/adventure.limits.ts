@@ -1,23 +1,30 @@
-// Bounds on what one request may put into an adventure. Named here so the API's body parser,
-// its validation messages and the decider agree on one number each.
+// Bounds on what a player may put into the service. Named here, once, so the API's body parser,
+// its validation messages, the deciders and the README's "Limits" table agree on one number each.
+// A breach is a 4xx whose message names the limit.
+
+const MB = 1024 * 1024;
 
 export const LIMITS = Object.freeze({
-  /** One text field: an action, an edit, the opening, a card entry, the plot essentials. */
+  /** One ordinary text field: an edit of an action, a canon rule, a persona description. */
   textChars: 20_000,
+  /** A player's action (do, say, story) and an edit of one. */
+  actionChars: 20_000,
+  /** Longer prose a player writes once and keeps: card entries, the plot fields, the opening. */
+  proseChars: 50_000,
   titleChars: 200,
   personaNameChars: 80,
   personaPronounsChars: 40,
   cardNameChars: 200,
   idChars: 200,
   placeholderAnswerChars: 1_000,
-  /**
-   * A JSON request body. The largest ordinary body is a creation with its story cards; 1 MiB
-   * holds dozens of full-length cards and still refuses a runaway upload early.
-   */
-  bodyBytes: 1024 * 1024,
-  /**
-   * An import carries a whole event log: a 10,000-event adventure with 1–3 KB narrations is
-   * about 30 MB of NDJSON, so 64 MiB leaves room while bounding memory.
-   */
-  importBodyBytes: 64 * 1024 * 1024,
+  /** Story cards one adventure holds at once. */
+  storyCardsPerAdventure: 200,
+  /** Memories one adventure holds at once (deleted ones do not count). */
+  memoriesPerAdventure: 1_000,
+  /** Adventures one user owns. */
+  adventuresPerUser: 100,
+  /** A JSON request body; a creation with dozens of full cards fits. */
+  bodyBytes: 2 * MB,
+  /** An import carries a whole event log as NDJSON or JSON. */
+  importBodyBytes: 20 * MB,
 });

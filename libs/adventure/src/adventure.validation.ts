@@ -85,7 +85,7 @@ export function checkCardFields(
       case 'keys':
       case 'entry':
       case 'notes':
-        checked[key] = checkText(`card.${key}`, value);
+        checked[key] = checkText(`card.${key}`, value, { max: LIMITS.proseChars });
         break;
       case 'type':
         checked.type = checkText('card.type', value, { max: 80 });

@@ -2,7 +2,7 @@
 // caller. The memory worker writes its own events (see libs/memory-store), because what it
 // writes is model output, decided before it gets here.
 
-import { InvalidCommandError, NotFoundError } from './adventure.errors';
+import { InvalidCommandError, LimitExceededError, NotFoundError } from './adventure.errors';
 import { LIMITS } from './adventure.limits';
 import type { AdventureState } from './adventure.state';
 import type { MemoryEvent } from './memory.events';
@@ -40,6 +40,11 @@ export function decideMemory(command: MemoryCommand, state: AdventureState): Mem
       const { memoryId } = command.data;
       if (findMemory(state, memoryId)) {
         throw new InvalidCommandError(`memory ${memoryId} already exists; send a new id`);
+      }
+      if (state.memory.memories.length >= LIMITS.memoriesPerAdventure) {
+        throw new LimitExceededError(
+          `an adventure holds at most ${LIMITS.memoriesPerAdventure} memories (limit memoriesPerAdventure); delete one first`,
+        );
       }
       return [
         {
