@@ -25,10 +25,15 @@ export default async function globalSetup(): Promise<void> {
   const db = createDatabase(testDatabaseUrl(building), 1);
   try {
     await migrateToLatest(db);
-  } finally {
-    // Nobody may stay connected to a template while it is being copied.
+  } catch (error) {
     await db.destroy();
+    await withAdminClient((client) =>
+      client.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`),
+    );
+    throw error;
   }
+  // Nobody may stay connected to a template while it is being copied.
+  await db.destroy();
   await withAdminClient(async (client) => {
     await client.query('SELECT pg_advisory_lock(7301884112019624)');
     try {
