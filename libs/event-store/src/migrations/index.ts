@@ -8,6 +8,7 @@ import * as createSnapshots from './20251129180200-create-snapshots';
 import * as createAppendToStreamFunction from './20251129180300-create-append-to-stream-function';
 import * as replaceAppendToStreamFunction from './20251129190000-replace-append-to-stream-function';
 import * as createMemoryEmbeddings from './20251129200000-create-memory-embeddings';
+import * as createAccounts from './20251129210000-create-accounts';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '20251129180300-create-append-to-stream-function': createAppendToStreamFunction,
   '20251129190000-replace-append-to-stream-function': replaceAppendToStreamFunction,
   '20251129200000-create-memory-embeddings': createMemoryEmbeddings,
+  '20251129210000-create-accounts': createAccounts,
 };
