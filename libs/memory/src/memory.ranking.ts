@@ -36,10 +36,52 @@ export function cosine(a: Float32Array, b: Float32Array, normA = norm(a), normB 
   return dot / (normA * normB);
 }
 
+/** Cosine of `query` (norm known) and `vector` in one pass over `vector`: dot and norm together. */
+function fusedCosine(query: Float32Array, queryNorm: number, vector: Float32Array): number {
+  if (vector.length !== query.length || queryNorm === 0) return 0;
+  let d0 = 0;
+  let d1 = 0;
+  let n0 = 0;
+  let n1 = 0;
+  let i = 0;
+  for (; i + 1 < vector.length; i += 2) {
+    const a = vector[i];
+    const b = vector[i + 1];
+    d0 += a * query[i];
+    d1 += b * query[i + 1];
+    n0 += a * a;
+    n1 += b * b;
+  }
+  if (i < vector.length) {
+    d0 += vector[i] * query[i];
+    n0 += vector[i] * vector[i];
+  }
+  const vectorNorm = Math.sqrt(n0 + n1);
+  return vectorNorm === 0 ? 0 : (d0 + d1) / (vectorNorm * queryNorm);
+}
+
+interface Scored {
+  candidate: RankCandidate;
+  order: number;
+  score: number;
+}
+
+/** Inserts into `best` (kept sorted, at most `k` long); ties keep the earlier candidate first. */
+function keepBest(best: Scored[], item: Scored, k: number): void {
+  if (k <= 0 || (best.length === k && item.score <= best[k - 1].score)) return;
+  let at = best.length < k ? best.length : k - 1;
+  if (best.length < k) best.push(item);
+  while (at > 0 && best[at - 1].score < item.score) {
+    best[at] = best[at - 1];
+    at--;
+  }
+  best[at] = item;
+}
+
 /**
  * The memories a prompt uses: every pinned one (pins are always used and count toward top-K),
  * then the best-scoring others up to `topK`. Pinned first, each group by similarity, highest
- * first; ties keep the candidates' order (oldest first).
+ * first; ties keep the candidates' order (oldest first). One pass, no sort of every score.
  */
 export function rankMemories(
   candidates: readonly RankCandidate[],
@@ -47,21 +89,17 @@ export function rankMemories(
   topK: number,
 ): RankedMemory[] {
   const queryNorm = norm(query);
-  const scored = candidates
-    .map((candidate, order) => ({
-      candidate,
-      order,
-      score: candidate.vector ? cosine(query, candidate.vector, queryNorm) : 0,
-    }))
-    .filter((item) => item.candidate.pinned || item.candidate.vector !== null);
-  const byScore = (a: (typeof scored)[number], b: (typeof scored)[number]) =>
-    b.score - a.score || a.order - b.order;
-  const pinned = scored.filter((item) => item.candidate.pinned).sort(byScore);
-  const room = Math.max(0, topK - pinned.length);
-  const others = scored
-    .filter((item) => !item.candidate.pinned)
-    .sort(byScore)
-    .slice(0, room);
+  const pinned: Scored[] = [];
+  const pinnedCount = candidates.reduce((n, candidate) => n + (candidate.pinned ? 1 : 0), 0);
+  const room = Math.max(0, topK - pinnedCount);
+  const others: Scored[] = [];
+  candidates.forEach((candidate, order) => {
+    if (!candidate.pinned && (candidate.vector === null || room === 0)) return;
+    const score = candidate.vector ? fusedCosine(query, queryNorm, candidate.vector) : 0;
+    if (candidate.pinned) pinned.push({ candidate, order, score });
+    else keepBest(others, { candidate, order, score }, room);
+  });
+  pinned.sort((a, b) => b.score - a.score || a.order - b.order);
   return [...pinned, ...others].map(({ candidate, score }) => ({
     id: candidate.id,
     text: candidate.text,
