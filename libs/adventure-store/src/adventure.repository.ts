@@ -24,6 +24,7 @@ import {
   type OutboxJob,
   type StoredEvent,
 } from '@chronicle/event-store';
+import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 
 // The adventure as the apps see it: load the projection (snapshot + newer
 // events), decide a command against it, append the result at the expected
@@ -102,18 +103,14 @@ export class AdventureRepository {
   /** The projection at the head of the log, or null when the adventure does not exist. */
   async load(adventureId: string): Promise<AdventureState | null> {
     const streamId = adventureStreamId(adventureId);
-    let base = this.cache.get(adventureId);
-    if (!base) {
-      const snapshot = await this.snapshots.loadSnapshot<AdventureState>(
-        streamId,
-        projectorVersion,
-      );
-      base = snapshot?.state ?? initialState();
-    }
+    const base = this.cache.get(adventureId) ?? (await this.loadSnapshot(streamId));
     const newer = await this.eventStore.readStream(streamId, { from: base.version + 1 });
     const state = newer.length === 0 ? base : projectFrom(base, newer.map(toRecorded));
     if (state.id === null) return null;
     this.remember(adventureId, state);
+    // No snapshot under this projector version (a new projector, or snapshots lost): the fold
+    // just paid for one, so keep it and the next load starts from here.
+    if (newer.length >= this.options.snapshotEvery) await this.saveSnapshot(streamId, state);
     return state;
   }
 
@@ -130,8 +127,8 @@ export class AdventureRepository {
    */
   async loadAt(adventureId: string, version: number): Promise<AdventureState> {
     const streamId = adventureStreamId(adventureId);
-    const snapshot = await this.snapshots.loadSnapshot<AdventureState>(streamId, projectorVersion);
-    const base = snapshot && snapshot.version <= version ? snapshot.state : initialState();
+    const snapshot = await this.loadSnapshot(streamId);
+    const base = snapshot.version <= version ? snapshot : initialState();
     const events = await this.eventStore.readStream(streamId, {
       from: base.version + 1,
       to: version,
@@ -246,10 +243,24 @@ export class AdventureRepository {
   ): Promise<void> {
     const every = this.options.snapshotEvery;
     if (Math.floor(state.version / every) === Math.floor(before / every)) return;
+    await this.saveSnapshot(streamId, state);
+  }
+
+  /**
+   * The newest snapshot under this projector version, decoded; the empty state when there is
+   * none. A snapshot of another projector version is never read: its fold may mean something
+   * else, so the log is folded again and a new snapshot written (see `load`).
+   */
+  private async loadSnapshot(streamId: string): Promise<AdventureState> {
+    const snapshot = await this.snapshots.loadSnapshot(streamId, projectorVersion);
+    return (snapshot && decodeSnapshot(snapshot.state)) ?? initialState();
+  }
+
+  private async saveSnapshot(streamId: string, state: AdventureState): Promise<void> {
     // A snapshot is a shortcut, never the truth: failing to write one costs a
     // longer fold next time and nothing else.
     await this.snapshots
-      .saveSnapshot(streamId, projectorVersion, state.version, state)
+      .saveSnapshot(streamId, projectorVersion, state.version, encodeSnapshot(state))
       .catch(() => undefined);
   }
 

@@ -1,3 +1,7 @@
 export * from './adventure.repository';
 export * from './adventure-store.module';
 export * from './turn-context';
+export * from './snapshot.codec';
+export * from './replay';
+export * from './adventure-export';
+export * from './adventure-import';
