@@ -25,7 +25,16 @@ export interface AppConfig {
   outboxSweepIntervalMs: number;
   shutdownTimeoutMs: number;
   adminApiKey: string | undefined;
+  rateLimitTurnsPerMinute: number;
+  rateLimitWritesPerMinute: number;
+  rateLimitAnonPerMinute: number;
+  rateLimitWindowSeconds: number;
+  dailyTokenBudget: number;
+  devKeyOnStart: DevKeyOnStart;
 }
+
+/** auto: a development key on the first start unless NODE_ENV=production. */
+export type DevKeyOnStart = 'auto' | 'true' | 'false';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
@@ -209,6 +218,52 @@ export const CONFIG_VARIABLES = [
     ),
     secret: true,
   },
+  v(
+    'RATE_LIMIT_TURNS_PER_MINUTE',
+    'rateLimitTurnsPerMinute',
+    '10',
+    'Turns (actions, continues, retries) one API key may start per window. Counted in Redis, so the limit holds across API instances.',
+    int(1, 100000),
+  ),
+  v(
+    'RATE_LIMIT_WRITES_PER_MINUTE',
+    'rateLimitWritesPerMinute',
+    '60',
+    'Other writes (POST, PUT, PATCH, DELETE) one API key may make per window.',
+    int(1, 100000),
+  ),
+  v(
+    'RATE_LIMIT_ANON_PER_MINUTE',
+    'rateLimitAnonPerMinute',
+    '30',
+    'Requests to /v1 without a valid key that one IP address may make per window; beyond it 429 instead of 401.',
+    int(1, 100000),
+  ),
+  v(
+    'RATE_LIMIT_WINDOW_SECONDS',
+    'rateLimitWindowSeconds',
+    '60',
+    'Length of the rate-limit window (the limits above are per this many seconds).',
+    int(1, 3600),
+  ),
+  v(
+    'DAILY_TOKEN_BUDGET',
+    'dailyTokenBudget',
+    '1000000',
+    "Model tokens (prompt + completion, from recorded usage) a user may spend per UTC day before new turns are refused; a user's own budget overrides it. 0: no budget. The offline narrator is free.",
+    int(0, 2_000_000_000),
+  ),
+  v(
+    'DEV_KEY_ON_START',
+    'devKeyOnStart',
+    'auto',
+    'Create a `dev` user and print its API key at start-up when there are no users: auto (unless NODE_ENV=production), true or false.',
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
+        throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
 ] as const satisfies readonly VariableSpec<keyof AppConfig>[];
 
 function v<K extends keyof AppConfig>(

@@ -1,0 +1,79 @@
+import {
+  type DynamicModule,
+  Global,
+  Inject,
+  Injectable,
+  Module,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { EVENT_STORE_DB } from '@chronicle/event-store';
+import Redis from 'ioredis';
+import type { Kysely } from 'kysely';
+import type { AccountsDatabase } from './accounts.database';
+import { AccountsRepository } from './accounts.repository';
+import { AdventureOwners } from './adventure-owners.repository';
+import { RateLimiter } from './rate-limiter';
+import { DailyTokenBudget } from './token-budget';
+
+/** The Redis client behind the rate limits. */
+export const ACCOUNTS_REDIS = Symbol('ACCOUNTS_REDIS');
+
+@Injectable()
+class AccountsRedisCloser implements OnApplicationShutdown {
+  constructor(@Inject(ACCOUNTS_REDIS) private readonly redis: Redis) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+/** Accounts, ownership, budgets and rate limits; needs EventStoreModule (global) for the DB. */
+@Global()
+@Module({})
+export class AccountsModule {
+  static forRoot(options: { redisUrl: string; prefix: string }): DynamicModule {
+    const fromDb =
+      <T>(make: (db: Kysely<AccountsDatabase>) => T) =>
+      (db: Kysely<unknown>) =>
+        make(db as unknown as Kysely<AccountsDatabase>);
+    return {
+      module: AccountsModule,
+      providers: [
+        {
+          provide: ACCOUNTS_REDIS,
+          useFactory: () => {
+            const redis = new Redis(options.redisUrl, {
+              maxRetriesPerRequest: 2,
+              connectTimeout: 2000,
+              enableAutoPipelining: true,
+              connectionName: 'chronicle-rate-limits',
+            });
+            redis.on('error', () => undefined);
+            return redis;
+          },
+        },
+        AccountsRedisCloser,
+        {
+          provide: AccountsRepository,
+          useFactory: fromDb((db) => new AccountsRepository(db)),
+          inject: [EVENT_STORE_DB],
+        },
+        {
+          provide: AdventureOwners,
+          useFactory: fromDb((db) => new AdventureOwners(db)),
+          inject: [EVENT_STORE_DB],
+        },
+        {
+          provide: DailyTokenBudget,
+          useFactory: fromDb((db) => new DailyTokenBudget(db)),
+          inject: [EVENT_STORE_DB],
+        },
+        {
+          provide: RateLimiter,
+          useFactory: (redis: Redis) => new RateLimiter(redis, options.prefix),
+          inject: [ACCOUNTS_REDIS],
+        },
+      ],
+      exports: [AccountsRepository, AdventureOwners, DailyTokenBudget, RateLimiter],
+    };
+  }
+}

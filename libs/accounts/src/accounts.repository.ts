@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { AccountsDatabase } from './accounts.database';
+import { generateApiKey, parseApiKey, secretMatches } from './api-key';
+
+// Users and their API keys. A key's secret is never stored: only its sha256, so a leaked
+// database does not leak working keys.
+
+export interface User {
+  id: string;
+  name: string;
+  createdAt: Date;
+  /** Model tokens a day; null: the installation's DAILY_TOKEN_BUDGET. */
+  dailyTokenBudget: number | null;
+}
+
+export interface ApiKeyInfo {
+  id: string;
+  userId: string;
+  prefix: string;
+  name: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+/** A key as created: the only moment its whole text exists. */
+export interface CreatedApiKey extends ApiKeyInfo {
+  key: string;
+}
+
+export interface Authenticated {
+  user: User;
+  keyId: string;
+}
+
+/** How stale `last_used_at` may get: one write a minute per key, not one per request. */
+const LAST_USED_RESOLUTION = '1 minute';
+
+/** Serialises the first-start development key across API instances starting at once. */
+const DEV_KEY_LOCK = 0x63687231; // "chr1"
+
+export class AccountsRepository {
+  constructor(private readonly db: Kysely<AccountsDatabase>) {}
+
+  async createUser(input: { name: string; dailyTokenBudget?: number | null }): Promise<User> {
+    return this.insertUser(this.db, input);
+  }
+
+  async getUser(userId: string): Promise<User | null> {
+    if (!isUuid(userId)) return null;
+    const row = await this.db
+      .selectFrom('users')
+      .selectAll()
+      .where('id', '=', userId)
+      .executeTakeFirst();
+    return row ? toUser(row) : null;
+  }
+
+  async createKey(userId: string, name = 'default'): Promise<CreatedApiKey | null> {
+    if (!(await this.getUser(userId))) return null;
+    return this.insertKey(this.db, userId, name);
+  }
+
+  async listKeys(userId: string): Promise<ApiKeyInfo[]> {
+    if (!isUuid(userId)) return [];
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .execute();
+    return rows.map(toKeyInfo);
+  }
+
+  /** Revokes a key of this user: true when it exists (revoking twice is not an error). */
+  async revokeKey(userId: string, keyId: string): Promise<boolean> {
+    if (!isUuid(userId) || !isUuid(keyId)) return false;
+    const row = await this.db
+      .updateTable('api_keys')
+      .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
+      .where('id', '=', keyId)
+      .where('user_id', '=', userId)
+      .returning('id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The user a key belongs to, or null for a malformed, unknown or revoked key. */
+  async authenticate(key: string): Promise<Authenticated | null> {
+    const parts = parseApiKey(key);
+    if (!parts) return null;
+    const row = await this.db
+      .selectFrom('api_keys as k')
+      .innerJoin('users as u', 'u.id', 'k.user_id')
+      .select([
+        'k.id as key_id',
+        'k.secret_hash',
+        'k.revoked_at',
+        'u.id',
+        'u.name',
+        'u.created_at',
+        'u.daily_token_budget',
+      ])
+      .where('k.prefix', '=', parts.prefix)
+      .executeTakeFirst();
+    if (!row || !secretMatches(parts.secret, row.secret_hash) || row.revoked_at !== null) {
+      return null;
+    }
+    await this.db
+      .updateTable('api_keys')
+      .set({ last_used_at: sql<Date>`now()` })
+      .where('id', '=', row.key_id)
+      .where((eb) =>
+        eb.or([
+          eb('last_used_at', 'is', null),
+          eb('last_used_at', '<', sql<Date>`now() - ${LAST_USED_RESOLUTION}::interval`),
+        ]),
+      )
+      .execute();
+    return { user: toUser(row), keyId: row.key_id };
+  }
+
+  /**
+   * The first start of a fresh installation: a `dev` user and a key, so a local `npm start` can
+   * be used at once. Null when any user exists already (the key was shown then, or users are
+   * managed through the admin routes).
+   */
+  async createDevelopmentKeyIfNoUsers(): Promise<CreatedApiKey | null> {
+    return this.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${DEV_KEY_LOCK})`.execute(trx);
+      const any = await trx.selectFrom('users').select('id').limit(1).executeTakeFirst();
+      if (any) return null;
+      const user = await this.insertUser(trx, { name: 'dev' });
+      return this.insertKey(trx, user.id, 'development key printed at start-up');
+    });
+  }
+
+  private async insertUser(
+    db: Kysely<AccountsDatabase>,
+    input: { name: string; dailyTokenBudget?: number | null },
+  ): Promise<User> {
+    const row = await db
+      .insertInto('users')
+      .values({
+        id: randomUUID(),
+        name: input.name,
+        daily_token_budget: input.dailyTokenBudget ?? null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toUser(row);
+  }
+
+  private async insertKey(
+    db: Kysely<AccountsDatabase>,
+    userId: string,
+    name: string,
+  ): Promise<CreatedApiKey> {
+    const generated = generateApiKey();
+    const row = await db
+      .insertInto('api_keys')
+      .values({
+        id: randomUUID(),
+        user_id: userId,
+        prefix: generated.prefix,
+        secret_hash: generated.secretHash,
+        name,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { ...toKeyInfo(row), key: generated.key };
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Postgres refuses a malformed uuid with an error; a lookup of one simply finds nothing. */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+function toUser(row: {
+  id: string;
+  name: string;
+  created_at: Date;
+  daily_token_budget: number | null;
+}): User {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at,
+    dailyTokenBudget: row.daily_token_budget,
+  };
+}
+
+function toKeyInfo(row: {
+  id: string;
+  user_id: string;
+  prefix: string;
+  name: string;
+  created_at: Date;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+}): ApiKeyInfo {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    prefix: row.prefix,
+    name: row.name,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
+  };
+}

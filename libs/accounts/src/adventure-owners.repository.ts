@@ -1,0 +1,55 @@
+import { ADVENTURE_STREAM_PREFIX, adventureStreamId } from '@chronicle/adventure';
+import { sql, type Kysely } from 'kysely';
+import type { AccountsDatabase } from './accounts.database';
+
+// Who owns which adventure, read from the log itself: AdventureCreated names the owner, and a
+// partial index over those events answers each question below with an index scan. No owner
+// table is written beside the log, so none can disagree with it.
+
+export class AdventureOwners {
+  constructor(private readonly db: Kysely<AccountsDatabase>) {}
+
+  /** The owner's id, or null when the adventure does not exist. */
+  async ownerOf(adventureId: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .select(sql<string | null>`data ->> 'ownerId'`.as('owner_id'))
+      .where('stream_id', '=', adventureStreamId(adventureId))
+      .where('type', '=', 'AdventureCreated')
+      .executeTakeFirst();
+    return row?.owner_id ?? null;
+  }
+
+  async isOwnedBy(adventureId: string, userId: string): Promise<boolean> {
+    return (await this.ownerOf(adventureId)) === userId;
+  }
+
+  async countOwnedBy(userId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .where(ownerIs(userId))
+      .where('type', '=', 'AdventureCreated')
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
+  /** The user's adventure ids in id order, after `after` (keyset paging). */
+  async listOwnedBy(userId: string, after: string | undefined, limit: number): Promise<string[]> {
+    let query = this.db
+      .selectFrom('events')
+      .select('stream_id')
+      .where(ownerIs(userId))
+      .where('type', '=', 'AdventureCreated')
+      .orderBy('stream_id')
+      .limit(limit);
+    if (after !== undefined) query = query.where('stream_id', '>', adventureStreamId(after));
+    const rows = await query.execute();
+    return rows.map((row) => row.stream_id.slice(ADVENTURE_STREAM_PREFIX.length));
+  }
+}
+
+// The expression must read exactly as the index's (data ->> 'ownerId') for the planner to use it.
+function ownerIs(userId: string) {
+  return sql<boolean>`data ->> 'ownerId' = ${userId}`;
+}
