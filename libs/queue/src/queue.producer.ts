@@ -104,7 +104,12 @@ export class QueueProducer {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
-    // The connection is ours (the queues only borrow it), so close it here.
+    // The connection is ours (the queues only borrow it), so close it here:
+    // politely when it is up, at once when it is not (nothing to flush).
+    if (this.connection.status !== 'ready') {
+      this.connection.disconnect();
+      return;
+    }
     try {
       await withTimeout(this.connection.quit(), 2_000, 'quit timed out');
     } catch {
