@@ -1,0 +1,74 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { BullModule, Processor } from '@nestjs/bullmq';
+import { AdventureStoreModule } from '@chronicle/adventure-store';
+import { EventStoreModule } from '@chronicle/event-store';
+import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
+import { narrateBackoff, QueueModule, QueueName, workerConnectionOptions } from '@chronicle/queue';
+import { TurnStreamModule } from '@chronicle/turn-stream';
+import type { ConnectionOptions, WorkerOptions } from 'bullmq';
+import { MemoryRetrieval } from './memory-retrieval';
+import { modelClientProviders } from './model-client.provider';
+import { NarrateTurnUseCase } from './narrate-turn.use-case';
+import { NarrateProcessor } from './narrate.processor';
+import { WORKER_CONFIG } from './worker-config.token';
+
+/** The narrate worker's BullMQ options, from configuration. */
+export function narrateWorkerOptions(config: AppConfig): Partial<WorkerOptions> {
+  return {
+    // Started at bootstrap, after the start-up checks (see NarrateProcessor).
+    autorun: false,
+    concurrency: config.narrateConcurrency,
+    // A dead worker's turn is taken over after its lock expires and the next stalled check
+    // runs: both bounded by NARRATE_LOCK_MS.
+    lockDuration: config.narrateLockMs,
+    stalledInterval: config.narrateLockMs,
+    settings: { backoffStrategy: narrateBackoff },
+  };
+}
+
+@Module({})
+export class ContextWorkerModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    // @Processor's worker options are class metadata; a subclass per configuration carries
+    // this process's (two modules booted in one test process keep their own).
+    class ConfiguredNarrateProcessor extends NarrateProcessor {}
+    Processor(QueueName.Narrate, narrateWorkerOptions(config))(ConfiguredNarrateProcessor);
+
+    return {
+      module: ContextWorkerModule,
+      imports: [
+        EventStoreModule.forRoot({
+          connectionString: config.databaseUrl,
+          poolSize: config.databasePoolSize,
+          // Narrated appends carry memory jobs in the outbox; this process relays them and
+          // sweeps what a crash left behind.
+          sweepOutbox: true,
+          outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
+        }),
+        QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+        TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        ControlPlaneModule.forRoot({
+          redisUrl: config.redisUrl,
+          installation: config.queuePrefix,
+          app: 'context-worker',
+        }),
+        BullModule.forRoot({
+          // BullMQ's own RedisOptions type is looser than ioredis'; the values are ioredis options.
+          connection: { ...workerConnectionOptions(), url: config.redisUrl } as ConnectionOptions,
+          prefix: config.queuePrefix,
+        }),
+        // Registering the queue brings in @nestjs/bullmq's explorer, which builds the worker.
+        BullModule.registerQueue({ name: QueueName.Narrate }),
+      ],
+      providers: [
+        { provide: WORKER_CONFIG, useValue: config },
+        ...modelClientProviders,
+        MemoryRetrieval,
+        NarrateTurnUseCase,
+        { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
+      ],
+      exports: [NarrateTurnUseCase],
+    };
+  }
+}

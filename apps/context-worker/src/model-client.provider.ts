@@ -1,0 +1,46 @@
+import { Logger, type Provider } from '@nestjs/common';
+import type { Narrator } from '@chronicle/adventure';
+import { createModelClient, isOfflineConfig, scrubSecret, type ModelClient } from '@chronicle/llm';
+import type { AppConfig } from '@chronicle/platform';
+import { WORKER_CONFIG } from './worker-config.token';
+
+export const MODEL_CLIENT = Symbol('MODEL_CLIENT');
+
+/** Which narrator answers this process's turns: the label a Narrated event carries. */
+export class NarratorLabel {
+  constructor(readonly narrator: Narrator) {}
+}
+
+export const modelClientProviders: Provider[] = [
+  {
+    provide: MODEL_CLIENT,
+    inject: [WORKER_CONFIG],
+    useFactory: (config: AppConfig): ModelClient => {
+      const offline = isOfflineConfig({ apiKey: config.modelApiKey });
+      // Once, at start-up, so an operator sees which narrator is live; the key never appears.
+      new Logger('ModelClient').log(
+        offline
+          ? { msg: 'narrator: offline (no MODEL_API_KEY set)', narrator: 'offline' }
+          : {
+              msg: 'narrator: remote',
+              narrator: 'remote',
+              baseURL: scrubSecret(config.modelBaseUrl, config.modelApiKey),
+              defaultModel: config.modelName,
+            },
+      );
+      return createModelClient({
+        baseURL: config.modelBaseUrl,
+        apiKey: config.modelApiKey,
+        model: config.modelName,
+        embeddingModel: config.embeddingModel,
+        timeoutMs: config.modelTimeoutMs,
+      });
+    },
+  },
+  {
+    provide: NarratorLabel,
+    inject: [WORKER_CONFIG],
+    useFactory: (config: AppConfig) =>
+      new NarratorLabel(isOfflineConfig({ apiKey: config.modelApiKey }) ? 'offline' : 'remote'),
+  },
+];

@@ -1,0 +1,306 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import {
+  narrativeForTurn,
+  TurnNotInFlightError,
+  type AdventureState,
+  type Usage,
+} from '@chronicle/adventure';
+import {
+  AdventureRepository,
+  buildTurnContext,
+  contextManifest,
+  deterministicEventId,
+} from '@chronicle/adventure-store';
+import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
+import { parseReply, referee } from '@chronicle/narrative';
+import {
+  ControlPlane,
+  describeError,
+  TurnCancelledSignal,
+  type AppConfig,
+} from '@chronicle/platform';
+import { JobName } from '@chronicle/queue';
+import { TURN_STREAM_REDIS, TurnStreamPublisher } from '@chronicle/turn-stream';
+import type Redis from 'ioredis';
+import { MemoryRetrieval } from './memory-retrieval';
+import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
+import { ProseStreamFilter } from './prose-stream.filter';
+import { WORKER_CONFIG } from './worker-config.token';
+
+export interface NarrateTurnInput {
+  adventureId: string;
+  turnId: string;
+  jobId: string;
+  /** 1 on the first run, as BullMQ counts attempts (a stalled re-run keeps its number). */
+  attempt: number;
+  /** The attempts this job has; the last one records NarrationFailed instead of retrying. */
+  maxAttempts: number;
+}
+
+export type NarrateOutcome =
+  | { status: 'narrated'; actionId: string; version: number }
+  | { status: 'failed'; error: string }
+  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' };
+
+/**
+ * The worker is shutting down mid-turn: the job goes back to the queue for another worker,
+ * without spending an attempt.
+ */
+export class TurnReleasedError extends Error {
+  constructor(readonly turnId: string) {
+    super(`turn ${turnId} was released: the worker is shutting down`);
+    this.name = 'TurnReleasedError';
+  }
+}
+
+/** The model replied, but with nothing a player can read: worth another attempt. */
+function onlyBlockError(): ModelError {
+  return new ModelError({
+    kind: 'bad_request',
+    retryable: true,
+    message:
+      'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.',
+  });
+}
+
+const ACTOR = 'worker:context';
+const UNEXPECTED_FAILURE =
+  'The narration failed because of an internal error; the turn was not saved. Try again.';
+
+/**
+ * Step 2 of the turn (see notes/turn-design.md): one narrate job, from the projection to the
+ * Narrated event. Everything it writes is keyed by the turn, so a redelivered job, a retry after
+ * a crash or a second worker racing for the same turn can only ever record one outcome.
+ */
+@Injectable()
+export class NarrateTurnUseCase {
+  private readonly logger = new Logger('NarrateTurn');
+
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly stream: TurnStreamPublisher,
+    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
+    private readonly controlPlane: ControlPlane,
+    private readonly memories: MemoryRetrieval,
+    @Inject(MODEL_CLIENT) private readonly model: ModelClient,
+    private readonly label: NarratorLabel,
+    @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
+    const { adventureId, turnId } = input;
+    // Registered before anything is read, so a cancel that arrives while the projection loads
+    // still reaches the model call.
+    const turn = this.controlPlane.registerTurn(turnId);
+    try {
+      const state = await this.adventures.load(adventureId);
+      if (!state || state.inFlight?.turnId !== turnId) {
+        this.logger.log({ msg: 'turn is not in flight; nothing to do' });
+        return { status: 'skipped', reason: 'not-in-flight' };
+      }
+      return await this.narrate(state, input, turn.signal);
+    } catch (error) {
+      return await this.onError(error, input, turn.signal);
+    } finally {
+      turn.release();
+    }
+  }
+
+  private async narrate(
+    state: AdventureState,
+    input: NarrateTurnInput,
+    signal: AbortSignal,
+  ): Promise<NarrateOutcome> {
+    const { adventureId, turnId } = input;
+    if (input.attempt > 1 || (await this.streamHasOutput(turnId))) {
+      // A re-run: whatever an earlier attempt streamed is void.
+      await this.stream.publish(turnId, 'reset', {});
+    }
+
+    const memories = await this.memories.retrieve(state);
+    const built = await buildTurnContext(this.adventures, state, {
+      defaultModel: this.config.modelName,
+      memories,
+    });
+    const { settings } = state;
+    const model = built.report.settings.model;
+
+    const started = Date.now();
+    const prose = new ProseStreamFilter();
+    const publishing: Promise<unknown>[] = [];
+    const publish = (event: 'chunk' | 'reasoning', text: string) => {
+      // Not awaited one by one: the connection keeps the order, and the model stream is read
+      // without waiting for Redis. Awaited together before the outcome is recorded.
+      if (text) publishing.push(this.stream.publish(turnId, event, { text }));
+    };
+    let reply = '';
+    let reasoning = '';
+    let done: { usage: Usage; finishReason: string; model: string } | null = null;
+    for await (const event of this.model.streamNarration(
+      {
+        system: built.system,
+        story: built.story,
+        mode: settings.apiMode,
+        model,
+        temperature: settings.temperature,
+        maxOutputTokens: settings.maxOutputTokens,
+        reasoningMaxTokens: settings.reasoningMaxTokens,
+      },
+      signal,
+    )) {
+      if (event.type === 'text') {
+        reply += event.text;
+        publish('chunk', prose.push(event.text));
+      } else if (event.type === 'reasoning') {
+        reasoning += event.text;
+        publish('reasoning', event.text);
+      } else {
+        done = event;
+      }
+    }
+    publish('chunk', prose.flush());
+    await Promise.all(publishing);
+    const latencyMs = Date.now() - started;
+    if (!done)
+      throw new ModelError({
+        kind: 'cut',
+        retryable: true,
+        message: 'The model stream ended without finishing.',
+      });
+    if (signal.aborted) throw signal.reason;
+
+    const parsed = parseReply(reply);
+    if (parsed.onlyBlock) throw onlyBlockError();
+    const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
+    const actionId = deterministicEventId(turnId, 'narration-action');
+    const memoryEnabled = settings.memoryBankEnabled || settings.autoSummarize;
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'RecordNarration',
+        data: {
+          turnId,
+          actionId,
+          text: parsed.narration,
+          accepted: verdict.accepted,
+          rejected: [...parsed.rejections, ...verdict.rejected],
+          reasoning: reasoning || null,
+          usage: done.usage,
+          model: done.model,
+          narrator: this.label.narrator,
+          finishReason: done.finishReason,
+          contextManifest: contextManifest(built),
+          latencyMs,
+        },
+      },
+      {
+        actor: ACTOR,
+        causationId: turnId,
+        jobId: input.jobId,
+        attempt: input.attempt,
+        model: done.model,
+        narrator: this.label.narrator,
+        usage: done.usage,
+        latencyMs,
+      },
+      {
+        eventIds: [deterministicEventId(turnId, 'narrated')],
+        ...(memoryEnabled && {
+          outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
+        }),
+      },
+    );
+    const version = handled.state.version;
+    await this.stream.publish(turnId, 'done', {
+      action: { id: actionId, text: parsed.narration, type: 'ai' },
+      turnId,
+      version,
+      narrator: this.label.narrator,
+      model: done.model,
+    });
+    this.logger.log({
+      msg: 'narrated',
+      narrator: this.label.narrator,
+      model: done.model,
+      latencyMs,
+      usage: done.usage,
+      finishReason: done.finishReason,
+      accepted: verdict.accepted.length,
+      rejected: parsed.rejections.length + verdict.rejected.length,
+      duplicate: handled.duplicate,
+    });
+    return { status: 'narrated', actionId, version };
+  }
+
+  private async onError(
+    error: unknown,
+    input: NarrateTurnInput,
+    signal: AbortSignal,
+  ): Promise<NarrateOutcome> {
+    if (error instanceof TurnNotInFlightError || signal.reason instanceof TurnCancelledSignal) {
+      // Cancelled (or finished by someone else) while we worked: the API has recorded and
+      // announced the outcome.
+      this.logger.log({ msg: 'turn was cancelled or finished elsewhere; stopping' });
+      return { status: 'skipped', reason: 'cancelled' };
+    }
+    if (signal.aborted) throw new TurnReleasedError(input.turnId);
+
+    const retryable = isModelError(error) ? error.retryable : true;
+    const lastAttempt = input.attempt >= input.maxAttempts;
+    if (retryable && !lastAttempt) {
+      this.logger.warn({
+        msg: 'narration attempt failed; will retry',
+        error: describeError(error),
+        ...(isModelError(error) && { kind: error.kind, retryAfterMs: error.retryAfterMs }),
+      });
+      throw error;
+    }
+    if (!isModelError(error)) {
+      this.logger.error({ msg: 'narration failed unexpectedly', error: describeError(error) });
+    }
+    const message = isModelError(error) ? error.message : UNEXPECTED_FAILURE;
+    await this.recordFailure(input.adventureId, input.turnId, message, input.attempt);
+    return { status: 'failed', error: message };
+  }
+
+  /**
+   * Records that the turn failed and tells the client; a turn that is no longer in flight is
+   * left alone. Also called when BullMQ gives up on a job by itself (stalled too often).
+   */
+  async recordFailure(
+    adventureId: string,
+    turnId: string,
+    message: string,
+    attempts: number,
+  ): Promise<boolean> {
+    try {
+      await this.adventures.handle(
+        adventureId,
+        {
+          type: 'RecordNarrationFailure',
+          data: { turnId, error: message, attempts: Math.max(1, attempts) },
+        },
+        { actor: ACTOR, causationId: turnId },
+        { eventIds: [deterministicEventId(turnId, 'narration-failed')] },
+      );
+    } catch (error) {
+      if (error instanceof TurnNotInFlightError) return false;
+      throw error;
+    }
+    await this.stream.publish(turnId, 'error', { message });
+    this.logger.warn({ msg: 'narration failed', error: message, attempts });
+    return true;
+  }
+
+  /** True when an earlier run of this turn already streamed something past the player's entry. */
+  private async streamHasOutput(turnId: string): Promise<boolean> {
+    const last = (await this.redis.xrevrange(this.stream.key(turnId), '+', '-', 'COUNT', 1)) as [
+      string,
+      string[],
+    ][];
+    if (last.length === 0) return false;
+    const fields = last[0][1];
+    const event = fields[fields.indexOf('event') + 1];
+    return event !== 'player';
+  }
+}

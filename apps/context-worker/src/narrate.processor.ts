@@ -1,0 +1,113 @@
+import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
+import { assertEveryJobHandled, JobName, QueueName, type NarrateJob } from '@chronicle/queue';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import {
+  NarrateTurnUseCase,
+  TurnReleasedError,
+  type NarrateOutcome,
+} from './narrate-turn.use-case';
+import { WORKER_CONFIG } from './worker-config.token';
+
+/** The jobs this processor answers, checked against the registry at start-up. */
+export const NARRATE_HANDLERS = [{ jobName: JobName.NarrateTurn }] as const;
+
+const FAILED_BY_QUEUE =
+  'The narration could not be finished: the worker running it stopped too many times. Try again.';
+
+/**
+ * The narrate queue's consumer: job bookkeeping only (log context, roll-call tracking, the
+ * attempt count); the turn itself is the use case's. The worker is created paused and started
+ * at bootstrap, once the handlers are checked and the concurrency is set.
+ */
+@Processor(QueueName.Narrate)
+export class NarrateProcessor extends WorkerHost implements OnApplicationBootstrap {
+  private readonly logger = new Logger('NarrateProcessor');
+
+  constructor(
+    private readonly narrateTurn: NarrateTurnUseCase,
+    private readonly controlPlane: ControlPlane,
+    @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  onApplicationBootstrap(): void {
+    assertEveryJobHandled(NARRATE_HANDLERS, [QueueName.Narrate]);
+    this.worker.concurrency = this.config.narrateConcurrency;
+    if (!this.worker.isRunning()) {
+      this.worker.run().catch((error: unknown) => {
+        this.logger.error({ msg: 'narrate worker stopped', error: describeError(error) });
+      });
+    }
+  }
+
+  async process(job: Job<NarrateJob>, token?: string): Promise<NarrateOutcome> {
+    if (job.name !== JobName.NarrateTurn) {
+      throw new UnrecoverableError(`the narrate queue has no handler for job "${job.name}"`);
+    }
+    const { adventureId, turnId } = job.data;
+    const attempt = job.attemptsMade + 1;
+    const jobId = job.id ?? '';
+    return withLogContext({ adventureId, turnId, jobId, attempt }, async () => {
+      const untrack = this.controlPlane.trackJob({
+        jobId,
+        queue: QueueName.Narrate,
+        adventureId,
+        turnId,
+        since: new Date().toISOString(),
+      });
+      try {
+        return await this.narrateTurn.execute({
+          adventureId,
+          turnId,
+          jobId,
+          attempt,
+          maxAttempts: this.maxAttempts(job),
+        });
+      } catch (error) {
+        if (error instanceof TurnReleasedError) {
+          // Back to the queue at once for another worker, without spending an attempt.
+          await job.moveToDelayed(Date.now(), token);
+          throw new DelayedError(error.message);
+        }
+        throw error;
+      } finally {
+        untrack();
+      }
+    });
+  }
+
+  /**
+   * The last failure the use case did not see (a job that stalled once too often, or threw on
+   * its final attempt): the turn must not stay in flight, or the adventure would refuse every
+   * action from now on.
+   */
+  @OnWorkerEvent('failed')
+  async onFailed(job: Job<NarrateJob> | undefined, error: Error): Promise<void> {
+    if (!job || job.name !== JobName.NarrateTurn) return;
+    const final = job.attemptsMade >= this.maxAttempts(job) || error instanceof UnrecoverableError;
+    if (!final) return;
+    const { adventureId, turnId } = job.data;
+    await withLogContext({ adventureId, turnId, jobId: job.id }, async () => {
+      try {
+        await this.narrateTurn.recordFailure(
+          adventureId,
+          turnId,
+          FAILED_BY_QUEUE,
+          job.attemptsMade,
+        );
+      } catch (recordError) {
+        this.logger.error({
+          msg: 'could not record a failed turn',
+          error: describeError(recordError),
+        });
+      }
+    });
+  }
+
+  private maxAttempts(job: Job): number {
+    return Math.max(1, Math.min(job.opts.attempts ?? 1, this.config.narrateAttempts));
+  }
+}

@@ -1,0 +1,178 @@
+// The context worker booted in-process against the real Postgres, Redis and BullMQ, with a
+// per-file database and queue prefix, plus the few moves a test makes in the API's place:
+// create an adventure, submit an action with its narrate outbox row, cancel a turn.
+import { randomUUID } from 'node:crypto';
+import type { INestMicroservice } from '@nestjs/common';
+import {
+  adventureStreamId,
+  type AdventureState,
+  type CreateAdventure,
+  type InputType,
+} from '@chronicle/adventure';
+import { AdventureRepository } from '@chronicle/adventure-store';
+import { EventStoreRepository, type StoredEvent } from '@chronicle/event-store';
+import { ControlPlane, JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
+import { JobName, QueueProducer } from '@chronicle/queue';
+import { TurnStreamPublisher, type TurnStreamEntry } from '@chronicle/turn-stream';
+import {
+  createTestDatabase,
+  removeQueueKeys,
+  testQueuePrefix,
+  TEST_REDIS_URL,
+  type TestDatabase,
+} from '@chronicle/testing';
+import { startContextWorker } from '../context-worker.bootstrap';
+
+export interface WorkerHarness {
+  app: INestMicroservice;
+  config: AppConfig;
+  adventures: AdventureRepository;
+  events: EventStoreRepository;
+  stream: TurnStreamPublisher;
+  producer: QueueProducer;
+  controlPlane: ControlPlane;
+  close(): Promise<void>;
+}
+
+export async function startWorkerHarness(env: Record<string, string> = {}): Promise<WorkerHarness> {
+  const database: TestDatabase = await createTestDatabase();
+  const prefix = testQueuePrefix();
+  const config = loadConfig({
+    DATABASE_URL: database.connectionString,
+    DATABASE_POOL_SIZE: '4',
+    REDIS_URL: TEST_REDIS_URL,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'error',
+    NARRATE_LOCK_MS: '2000',
+    OUTBOX_SWEEP_INTERVAL_MS: '500',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    ...env,
+  });
+  const app = await startContextWorker(config, new JsonLogger('context-worker', config.logLevel));
+  return {
+    app,
+    config,
+    adventures: app.get(AdventureRepository),
+    events: app.get(EventStoreRepository),
+    stream: app.get(TurnStreamPublisher),
+    producer: app.get(QueueProducer),
+    controlPlane: app.get(ControlPlane),
+    close: async () => {
+      await app.close();
+      await database.drop();
+      await removeQueueKeys(prefix);
+    },
+  };
+}
+
+export async function createAdventure(
+  harness: WorkerHarness,
+  data: Partial<CreateAdventure['data']> = {},
+): Promise<string> {
+  const adventureId = randomUUID();
+  await harness.adventures.handle(
+    adventureId,
+    {
+      type: 'CreateAdventure',
+      data: {
+        adventureId,
+        ownerId: 'owner-1',
+        openingActionId: randomUUID(),
+        title: 'The Lighthouse',
+        opening: 'You stand on the harbor wall at dusk. The lamp above has gone dark.',
+        plotEssentials: 'The keeper vanished a week ago.',
+        storyCards: [
+          { id: 'card-mira', name: 'Mira', keys: 'mira, keeper', entry: 'Mira keeps the light.' },
+        ],
+        settings: { model: 'fake-model' },
+        ...data,
+      },
+    },
+    { actor: 'test' },
+  );
+  return adventureId;
+}
+
+/** What the API does for `POST …/actions`: PlayerActed plus the narrate job in the outbox. */
+export async function act(
+  harness: WorkerHarness,
+  adventureId: string,
+  inputType: InputType,
+  text: string,
+): Promise<{ turnId: string; actionId: string; version: number }> {
+  const turnId = randomUUID();
+  const actionId = randomUUID();
+  const handled = await harness.adventures.handle(
+    adventureId,
+    { type: 'SubmitAction', data: { turnId, inputType, text, actionId } },
+    { actor: 'test' },
+    {
+      eventIds: [actionId],
+      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+    },
+  );
+  await harness.stream.publish(turnId, 'player', { action: { id: actionId, text } });
+  return { turnId, actionId, version: handled.state.version };
+}
+
+/** What the API does for `POST …/turns/:turnId/cancel`. */
+export async function cancel(
+  harness: WorkerHarness,
+  adventureId: string,
+  turnId: string,
+): Promise<void> {
+  await harness.adventures.handle(
+    adventureId,
+    { type: 'CancelTurn', data: { turnId } },
+    {
+      actor: 'test',
+    },
+  );
+  await harness.stream.publish(turnId, 'error', { message: 'cancelled', cancelled: true });
+  await harness.controlPlane.cancelTurn(adventureId, turnId);
+}
+
+/** Polls the log until the turn is no longer in flight; returns the projection then. */
+export async function waitForTurnEnd(
+  harness: WorkerHarness,
+  adventureId: string,
+  turnId: string,
+  timeoutMs = 20_000,
+): Promise<AdventureState> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await harness.adventures.get(adventureId);
+    if (state.inFlight?.turnId !== turnId) return state;
+    if (Date.now() > deadline)
+      throw new Error(`turn ${turnId} still in flight after ${timeoutMs} ms`);
+    await sleep(50);
+  }
+}
+
+export async function readEvents(
+  harness: WorkerHarness,
+  adventureId: string,
+): Promise<StoredEvent[]> {
+  return harness.events.readStream(adventureStreamId(adventureId));
+}
+
+/** The turn stream's entries once it holds a final one (done or error). */
+export async function finishedStream(
+  harness: WorkerHarness,
+  turnId: string,
+  timeoutMs = 5_000,
+): Promise<TurnStreamEntry[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const entries = await harness.stream.entries(turnId);
+    if (entries.some((e) => e.event === 'done' || e.event === 'error')) return entries;
+    if (Date.now() > deadline) {
+      throw new Error(`turn stream ${turnId} has no final entry: ${JSON.stringify(entries)}`);
+    }
+    await sleep(25);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
