@@ -1,0 +1,134 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { NotFoundError } from '@chronicle/adventure';
+import {
+  AccountsRepository,
+  AdventureOwners,
+  DailyTokenBudget,
+  RateLimitedError,
+  RateLimiter,
+  UnauthorizedError,
+  keysEqual,
+} from '@chronicle/accounts';
+import type { AppConfig } from '@chronicle/platform';
+import type { Request } from 'express';
+import { AUTH_CONFIG } from './auth.config';
+import { attachRequestUser, type RequestUser } from './request-user';
+import { STARTS_TURN } from './starts-turn.decorator';
+
+// Every /v1 request passes here, in this order: who is asking (an API key, or the admin key for
+// /v1/admin), how often they may ask (Redis counters shared by every API instance), and whether
+// the adventure in the path is theirs. Ownership is checked here, once, for every route under
+// /v1/adventures/:id — streams, events, export, time travel and memories included — so no use
+// case can forget it. Another user's adventure is answered exactly like a missing one: 404.
+
+const ADVENTURE_ROUTE = '/v1/adventures/:id';
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+@Injectable()
+export class AccessGuard implements CanActivate {
+  constructor(
+    @Inject(AUTH_CONFIG) private readonly config: AppConfig,
+    private readonly reflector: Reflector,
+    private readonly accounts: AccountsRepository,
+    private readonly owners: AdventureOwners,
+    private readonly budget: DailyTokenBudget,
+    private readonly limiter: RateLimiter,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    if (!isV1(req.path)) return true;
+    const route: string = (req.route as { path?: string } | undefined)?.path ?? req.path;
+    const token = bearerToken(req);
+
+    if (route === '/v1/admin' || route.startsWith('/v1/admin/')) {
+      const admin = this.config.adminApiKey;
+      if (admin !== undefined && token !== null && keysEqual(token, admin)) return true;
+      await this.countAnonymous(req);
+      throw new UnauthorizedError(
+        admin === undefined
+          ? 'admin routes are closed on this installation: set ADMIN_API_KEY and send it as "Authorization: Bearer <ADMIN_API_KEY>"'
+          : 'admin routes need the admin key: send "Authorization: Bearer <ADMIN_API_KEY>"',
+      );
+    }
+
+    const authenticated = token === null ? null : await this.accounts.authenticate(token);
+    if (!authenticated) {
+      await this.countAnonymous(req);
+      throw new UnauthorizedError(
+        token === null
+          ? 'an API key is required: send "Authorization: Bearer <your API key>" (npm start prints a development key; an admin creates keys with POST /v1/admin/users/:id/keys)'
+          : 'this API key is unknown or revoked: send "Authorization: Bearer <your API key>" with a current key',
+      );
+    }
+    const user: RequestUser = {
+      id: authenticated.user.id,
+      name: authenticated.user.name,
+      keyId: authenticated.keyId,
+      dailyTokenBudget: authenticated.user.dailyTokenBudget,
+    };
+    attachRequestUser(req, user);
+
+    const startsTurn =
+      this.reflector.getAllAndOverride<boolean>(STARTS_TURN, [
+        context.getHandler(),
+        context.getClass(),
+      ]) === true;
+    if (startsTurn) {
+      await this.count('turns', user.keyId, this.config.rateLimitTurnsPerMinute, 'turns');
+    } else if (!READS.has(req.method)) {
+      await this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes');
+    }
+
+    if (route === ADVENTURE_ROUTE || route.startsWith(`${ADVENTURE_ROUTE}/`)) {
+      const adventureId = String(req.params.id);
+      if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
+        throw new NotFoundError(`adventure ${adventureId} not found`);
+      }
+    }
+
+    if (startsTurn) {
+      await this.budget.assertAvailable(
+        user.id,
+        user.dailyTokenBudget ?? this.config.dailyTokenBudget,
+        new Date(),
+      );
+    }
+    return true;
+  }
+
+  private async count(bucket: string, subject: string, limit: number, what: string) {
+    const window = this.config.rateLimitWindowSeconds;
+    const result = await this.limiter.hit(bucket, subject, limit, window);
+    if (!result.allowed) {
+      throw new RateLimitedError(
+        `rate limit reached: ${limit} ${what} per ${window} s for this ${bucket === 'anonymous' ? 'address' : 'API key'}; try again in ${result.retryAfterSeconds} s`,
+        result.retryAfterSeconds,
+      );
+    }
+  }
+
+  /** Requests without a valid key, per client address: bounds key guessing and anonymous load. */
+  private countAnonymous(req: Request) {
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+    return this.count(
+      'anonymous',
+      address,
+      this.config.rateLimitAnonPerMinute,
+      'requests without a valid key',
+    );
+  }
+}
+
+function isV1(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/');
+}
+
+function bearerToken(req: Request): string | null {
+  const header = req.header('authorization');
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}

@@ -1,0 +1,2 @@
+/** The AppConfig as the auth module was given it. */
+export const AUTH_CONFIG = Symbol('AUTH_CONFIG');
