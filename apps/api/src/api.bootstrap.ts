@@ -3,12 +3,11 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LIMITS } from '@chronicle/adventure';
-import type { AppConfig, JsonLogger } from '@chronicle/platform';
+import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
 import { json, text } from 'express';
 import { ApiModule } from './api.module';
 import { errorBody, ErrorFilter } from './http/error.filter';
-import { controlPlaneServer } from './http/control-plane.server';
 import { correlate } from './http/correlation.middleware';
 
 const MB = 1024 * 1024;
@@ -19,7 +18,7 @@ export async function startApi(config: AppConfig, logger: JsonLogger): Promise<I
     bodyParser: false,
   });
   configureHttp(app);
-  app.connectMicroservice(controlPlaneServer(config.redisUrl), { inheritAppConfig: true });
+  app.connectMicroservice(controlPlaneTransport(config.redisUrl), { inheritAppConfig: true });
   await app.startAllMicroservices();
   await app.listen(config.port, config.host);
   return app;

@@ -12,6 +12,7 @@ import {
   ClientProxyFactory,
   EventPattern,
   Payload,
+  ServerRedis,
   Transport,
   type MicroserviceOptions,
 } from '@nestjs/microservices';
@@ -75,11 +76,18 @@ export interface ControlPlaneOptions {
 const CONTROL_OPTIONS = Symbol('CONTROL_OPTIONS');
 const CONTROL_CLIENT = Symbol('CONTROL_CLIENT');
 
+/** Delay between reconnects of the control plane after Redis went away. */
+const RECONNECT_DELAY_MS = 1_000;
+
 function redisTransport(redisUrl: string) {
   const url = new URL(redisUrl);
   return {
     transport: Transport.REDIS as const,
     options: {
+      // Without these Nest's Redis transport gives up for good after one
+      // disconnect, and a Redis restart would leave cancel and roll call dead.
+      retryAttempts: Number.MAX_SAFE_INTEGER,
+      retryDelay: RECONNECT_DELAY_MS,
       host: url.hostname,
       port: Number(url.port || 6379),
       password: url.password ? decodeURIComponent(url.password) : undefined,
@@ -90,9 +98,25 @@ function redisTransport(redisUrl: string) {
   };
 }
 
+/**
+ * The control plane's listener, hardened for Redis going away: closing it
+ * while Redis is down disconnects instead of waiting on (or throwing from) a
+ * QUIT that cannot be sent, so the process still shuts down cleanly.
+ */
+class ControlPlaneServer extends ServerRedis {
+  override async close(): Promise<void> {
+    this.isManuallyClosed = true;
+    for (const client of [this.pubClient, this.subClient]) {
+      if (!client) continue;
+      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
+      else client.disconnect();
+    }
+  }
+}
+
 /** Options for `app.connectMicroservice` / `NestFactory.createMicroservice`. */
 export function controlPlaneTransport(redisUrl: string): MicroserviceOptions {
-  return redisTransport(redisUrl);
+  return { strategy: new ControlPlaneServer(redisTransport(redisUrl).options) };
 }
 
 @Injectable()
@@ -187,7 +211,9 @@ export class ControlPlane implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     for (const controller of this.aborts.values()) controller.abort(new Error('shutting down'));
-    await this.client.close();
+    // Closing throws "Connection is closed" when Redis is already gone; the
+    // rest of the shutdown must still run.
+    await this.client.close().catch(() => undefined);
   }
 }
 
