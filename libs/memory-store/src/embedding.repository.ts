@@ -1,6 +1,7 @@
 // Vectors by (model, text hash): derived from the memory events, never the truth. float32
 // little-endian bytes in bytea.
 import { createHash } from 'node:crypto';
+import type { Database } from '@chronicle/event-store';
 import { sql, type Kysely } from 'kysely';
 
 export function textHash(text: string): string {
@@ -21,7 +22,7 @@ function fromBytes(bytes: Buffer): Float32Array {
 
 export class EmbeddingRepository {
   // The event store's Kysely; this table is not in its Database type, so queries are raw SQL.
-  constructor(private readonly db: Kysely<unknown>) {}
+  constructor(private readonly db: Kysely<Database>) {}
 
   /** The stored vectors of `hashes` for `model`; missing ones are absent from the map. */
   async find(model: string, hashes: readonly string[]): Promise<Map<string, Float32Array>> {

@@ -1,6 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AdventureRepository } from '@chronicle/adventure-store';
-import { EVENT_STORE_DB } from '@chronicle/event-store';
+import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import {
   createEmbedder,
   createModelClient,
@@ -38,7 +38,7 @@ export class MemoryStoreModule {
         { provide: MEMORY_EMBEDDER, useFactory: () => createEmbedder(options.model) },
         {
           provide: EmbeddingRepository,
-          useFactory: (db: Kysely<unknown>) => new EmbeddingRepository(db),
+          useFactory: (db: Kysely<Database>) => new EmbeddingRepository(db),
           inject: [EVENT_STORE_DB],
         },
         {
