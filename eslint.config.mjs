@@ -9,7 +9,10 @@ export default tseslint.config(
   prettier,
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'no-restricted-imports': 'off',
     },
   },
@@ -21,8 +24,19 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['@nestjs/*', 'pg', 'kysely', 'ioredis', 'bullmq', 'openai'], message: 'libs/context, libs/narrative and libs/adventure are pure domain code.' },
-            { group: ['@chronicle/event-store', '@chronicle/queue', '@chronicle/llm', '@chronicle/platform'], message: 'pure domain libs never import infrastructure libs.' },
+            {
+              group: ['@nestjs/*', 'pg', 'kysely', 'ioredis', 'bullmq', 'openai'],
+              message: 'libs/context, libs/narrative and libs/adventure are pure domain code.',
+            },
+            {
+              group: [
+                '@chronicle/event-store',
+                '@chronicle/queue',
+                '@chronicle/llm',
+                '@chronicle/platform',
+              ],
+              message: 'pure domain libs never import infrastructure libs.',
+            },
           ],
         },
       ],

@@ -23,7 +23,9 @@ async function main(): Promise<void> {
     const bench = (await import(join(__dirname, file))) as BenchModule;
     const started = Date.now();
     const report = await bench.default();
-    console.log(`${report.trim()}\n\n_(${file}, ${((Date.now() - started) / 1000).toFixed(1)} s)_\n`);
+    console.log(
+      `${report.trim()}\n\n_(${file}, ${((Date.now() - started) / 1000).toFixed(1)} s)_\n`,
+    );
   }
 }
 
