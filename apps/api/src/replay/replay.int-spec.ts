@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomUUID } from 'node:crypto';
+import { AccountsRepository } from '@chronicle/accounts';
 import { canonicalJson, createAdventureCommand, narrationCommand } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
@@ -30,6 +31,17 @@ describe('replay routes (HTTP, Postgres)', () => {
   let prefix: string;
   let adventureId: string;
   const recorded = new Map<number, string>();
+  const ADMIN_KEY = `admin-${randomUUID()}`;
+  let userKey: string;
+  /** fetch with the user's key (the admin's for /v1/admin). */
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${baseUrl}${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${path.startsWith('/v1/admin') ? ADMIN_KEY : userKey}`,
+        ...(init.headers as Record<string, string> | undefined),
+      },
+    });
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -42,6 +54,7 @@ describe('replay routes (HTTP, Postgres)', () => {
       port: 0,
       snapshotEvery: 7,
       modelApiKey: undefined,
+      adminApiKey: ADMIN_KEY,
     };
     const root: DynamicModule = {
       module: ReplayTestRoot,
@@ -55,13 +68,16 @@ describe('replay routes (HTTP, Postgres)', () => {
     await app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
 
+    const accounts = app.get(AccountsRepository);
+    const user = await accounts.createUser({ name: 'replayer' });
+    userKey = (await accounts.createKey(user.id))!.key;
     const repo = app.get(AdventureRepository);
     adventureId = randomUUID();
     const run = async (command: Parameters<AdventureRepository['handle']>[1]) => {
       const { state } = await repo.handle(adventureId, command, { actor: 'test' });
       recorded.set(state.version, canonicalJson(state));
     };
-    await run(createAdventureCommand({ adventureId }));
+    await run(createAdventureCommand({ adventureId, ownerId: user.id }));
     for (let turn = 0; turn < 10; turn++) {
       const turnId = randomUUID();
       await run({
@@ -84,14 +100,14 @@ describe('replay routes (HTTP, Postgres)', () => {
   });
 
   it('POST /v1/admin/replay answers the report', async () => {
-    const response = await fetch(`${baseUrl}/v1/admin/replay`, {
+    const response = await call(`/v1/admin/replay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ adventureId }),
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ adventureId, equal: true, events: 21 });
-    const missing = await fetch(`${baseUrl}/v1/admin/replay`, {
+    const missing = await call(`/v1/admin/replay`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ adventureId: randomUUID() }),
@@ -101,7 +117,7 @@ describe('replay routes (HTTP, Postgres)', () => {
 
   it('GET …/at/:version answers every version as recorded, with the context of the turn that produced it', async () => {
     for (let version = 1; version <= 21; version++) {
-      const response = await fetch(`${baseUrl}/v1/adventures/${adventureId}/at/${version}`);
+      const response = await call(`/v1/adventures/${adventureId}/at/${version}`);
       expect(response.status).toBe(200);
       const body = await response.json();
       expect(canonicalJson(body.projection)).toBe(recorded.get(version));
@@ -111,12 +127,12 @@ describe('replay routes (HTTP, Postgres)', () => {
       expect(body.context?.version ?? null).toBe(lastNarrated);
       if (lastNarrated) expect(body.context.manifest.turn).toBe((lastNarrated - 3) / 2);
     }
-    const beyond = await fetch(`${baseUrl}/v1/adventures/${adventureId}/at/99`);
+    const beyond = await call(`/v1/adventures/${adventureId}/at/99`);
     expect(beyond.status).toBe(404);
   });
 
   it('exports NDJSON and imports it as a new adventure; a corrupt file is a 400 naming the line', async () => {
-    const exported = await fetch(`${baseUrl}/v1/adventures/${adventureId}/export`);
+    const exported = await call(`/v1/adventures/${adventureId}/export`);
     expect(exported.status).toBe(200);
     expect(exported.headers.get('content-type')).toContain('application/x-ndjson');
     const text = await exported.text();
@@ -129,7 +145,7 @@ describe('replay routes (HTTP, Postgres)', () => {
     const before = await count();
     const lines = text.trimEnd().split('\n');
     lines[9] = lines[9].slice(0, 30);
-    const refused = await fetch(`${baseUrl}/v1/adventures/import`, {
+    const refused = await call(`/v1/adventures/import`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-ndjson' },
       body: lines.join('\n'),
@@ -138,7 +154,7 @@ describe('replay routes (HTTP, Postgres)', () => {
     expect((await refused.json()).message).toMatch(/line 10: not valid JSON/);
     expect(await count()).toBe(before);
 
-    const imported = await fetch(`${baseUrl}/v1/adventures/import`, {
+    const imported = await call(`/v1/adventures/import`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-ndjson' },
       body: text,
@@ -147,7 +163,7 @@ describe('replay routes (HTTP, Postgres)', () => {
     const body = await imported.json();
     expect(body).toMatchObject({ version: 21, sourceAdventureId: adventureId, events: 21 });
     expect(body.adventureId).not.toBe(adventureId);
-    const copy = await (await fetch(`${baseUrl}/v1/adventures/${body.adventureId}/at/21`)).json();
+    const copy = await (await call(`/v1/adventures/${body.adventureId}/at/21`)).json();
     const original = JSON.parse(recorded.get(21) as string);
     expect(canonicalJson({ ...copy.projection, id: null, ownerId: null })).toBe(
       canonicalJson({ ...original, id: null, ownerId: null }),
