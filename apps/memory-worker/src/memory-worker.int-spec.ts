@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
+import { memoriesOnPath, narrationCommand, storySummary } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { ControlPlane, JsonLogger, loadConfig } from '@chronicle/platform';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
@@ -10,33 +11,64 @@ import {
   TEST_REDIS_URL,
   type TestDatabase,
 } from '@chronicle/testing';
+import {
+  startFakeOpenAiServer,
+  type FakeOpenAiServer,
+} from '../../../test/support/fake-openai-server';
+import { AdventureLock } from './adventure.lock';
 import { startMemoryWorker } from './memory-worker.bootstrap';
 
+const CHAT = '/v1/chat/completions';
+const EMBED = '/v1/embeddings';
+
 let database: TestDatabase;
+let server: FakeOpenAiServer & { baseURL: string };
 let prefix: string;
 let app: INestMicroservice;
+let adventures: AdventureRepository;
+let producer: QueueProducer;
 
 beforeAll(async () => {
   database = await createTestDatabase();
+  server = await startFakeOpenAiServer({
+    instant: true,
+    defaultReply: (request) => ({
+      text: /Updated summary:$/.test(request.body?.messages?.[1]?.content ?? '')
+        ? 'Ash walked the shore and Mira kept the light.'
+        : `Ash walked on to ${request.body?.messages?.[1]?.content?.match(/step \d+/g)?.pop()}.`,
+    }),
+  });
   prefix = testQueuePrefix();
   const config = loadConfig({
     DATABASE_URL: database.connectionString,
-    DATABASE_POOL_SIZE: '2',
+    DATABASE_POOL_SIZE: '4',
     REDIS_URL: TEST_REDIS_URL,
     QUEUE_PREFIX: prefix,
     LOG_LEVEL: 'error',
+    MODEL_BASE_URL: server.baseURL,
+    MODEL_API_KEY: 'test-key',
+    MODEL_NAME: 'fake-model',
+    EMBEDDING_MODEL: 'fake-embed',
+    MEMORY_CONCURRENCY: '2',
   });
   app = await startMemoryWorker(config, new JsonLogger('memory-worker', config.logLevel));
+  adventures = app.get(AdventureRepository);
+  producer = app.get(QueueProducer);
 });
 
 afterAll(async () => {
+  await app?.close();
+  await server?.close();
   await database?.drop();
   await removeQueueKeys(prefix);
 });
 
-async function finished(producer: QueueProducer, jobId: string) {
+beforeEach(() => server.clear());
+
+async function finished(jobId: string, timeoutMs = 10_000) {
   const queue = producer.queue(QueueName.Memory);
-  for (let i = 0; i < 200; i++) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
     const state = await queue.getJobState(jobId);
     if (state === 'completed' || state === 'failed') break;
     await new Promise((resolve) => setTimeout(resolve, 25));
@@ -44,40 +76,117 @@ async function finished(producer: QueueProducer, jobId: string) {
   return queue.getJob(jobId);
 }
 
-describe('the memory worker skeleton', () => {
-  it('takes a memory job, loads the adventure, answers the roll call and shuts down cleanly', async () => {
-    const adventureId = randomUUID();
-    await app.get(AdventureRepository).handle(
+/** An adventure with memory on and `turns` turns: 1 + 2 × turns story actions. */
+async function adventureWith(turns: number): Promise<string> {
+  const adventureId = randomUUID();
+  await adventures.handle(
+    adventureId,
+    {
+      type: 'CreateAdventure',
+      data: {
+        adventureId,
+        ownerId: 'owner-1',
+        openingActionId: randomUUID(),
+        title: 'Memory',
+        opening: 'You wake on the shore below the lighthouse.',
+        persona: { name: 'Ash', pronouns: 'they/them', description: 'A courier.' },
+        settings: { autoSummarize: true, memoryBankEnabled: true },
+      },
+    },
+    { actor: 'test' },
+  );
+  for (let step = 1; step <= turns; step++) {
+    const turnId = randomUUID();
+    await adventures.handle(
       adventureId,
       {
-        type: 'CreateAdventure',
-        data: {
-          adventureId,
-          ownerId: 'owner-1',
-          openingActionId: randomUUID(),
-          title: 'Memory',
-          opening: 'You wake in a quiet room.',
-        },
+        type: 'SubmitAction',
+        data: { turnId, inputType: 'do', text: `walk on, step ${step}`, actionId: randomUUID() },
       },
       { actor: 'test' },
     );
-    const producer = app.get(QueueProducer);
+    await adventures.handle(
+      adventureId,
+      narrationCommand(turnId, randomUUID(), { text: `Mira watches step ${step}.` }),
+      { actor: 'test' },
+    );
+  }
+  return adventureId;
+}
+
+describe('the memory worker', () => {
+  it('writes the memories and the summary due, embeds them, and a second job finds nothing to do', async () => {
+    // 1 + 2 × 8 = 17 story actions: two memory blocks (actions 0–5, 6–11) and one summary.
+    const adventureId = await adventureWith(8);
 
     const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });
-    const job = await finished(producer, jobId ?? '');
-    expect(job?.returnvalue).toEqual({ status: 'done', version: 1 });
-
-    const missing = await producer.enqueue(JobName.UpdateMemory, { adventureId: randomUUID() });
-    expect((await finished(producer, missing.jobId ?? ''))?.returnvalue).toEqual({
-      status: 'skipped',
-      reason: 'not-found',
+    const job = await finished(jobId ?? '');
+    expect(job?.returnvalue).toEqual({
+      memoriesWritten: 2,
+      summaryWritten: true,
+      embedded: 2,
+      forgotten: 0,
+      errors: [],
     });
+    const state = await adventures.get(adventureId);
+    expect(memoriesOnPath(state).map((m) => [m.sourceStart, m.sourceEnd])).toEqual([
+      [0, 5],
+      [6, 11],
+    ]);
+    expect(storySummary(state)).toBe('Ash walked the shore and Mira kept the light.');
+    expect(server.requestsTo(CHAT)).toHaveLength(3);
+    expect(server.requestsTo(EMBED)).toHaveLength(1);
+    expect(server.requestsTo(CHAT)[0].body.messages[1].content).toMatch(/Memory:$/);
 
+    server.clear();
+    const again = await producer.enqueue(JobName.UpdateMemory, { adventureId });
+    expect((await finished(again.jobId ?? ''))?.returnvalue).toMatchObject({
+      memoriesWritten: 0,
+      summaryWritten: false,
+      embedded: 0,
+    });
+    expect(server.requests).toHaveLength(0);
+    expect((await adventures.get(adventureId)).memory.memories).toHaveLength(2);
+  });
+
+  it('fails the attempt when a model call fails, so BullMQ retries; the cursor stays put', async () => {
+    const adventureId = await adventureWith(6);
+    server.enqueue({ status: 500, errorMessage: 'upstream down', path: CHAT });
+
+    const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });
+    const queue = producer.queue(QueueName.Memory);
+    for (let i = 0; i < 400 && (await queue.getJob(jobId ?? ''))?.attemptsMade === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const job = await queue.getJob(jobId ?? '');
+    expect(job?.attemptsMade).toBeGreaterThanOrEqual(1);
+    expect(job?.failedReason).toMatch(/^memory: /);
+    expect((await adventures.get(adventureId)).memory.memories).toHaveLength(0);
+    await job?.remove().catch(() => undefined);
+  });
+
+  it('delays a job whose adventure is held by another pass, and runs it once the lock is free', async () => {
+    const adventureId = await adventureWith(6);
+    const lock = app.get(AdventureLock);
+    expect(await lock.acquire(adventureId, 'another-job')).toBe(true);
+
+    const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });
+    const queue = producer.queue(QueueName.Memory);
+    for (let i = 0; i < 200 && (await queue.getJobState(jobId ?? '')) !== 'delayed'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(await queue.getJobState(jobId ?? '')).toBe('delayed');
+    expect(server.requests).toHaveLength(0);
+
+    await lock.release(adventureId, 'another-job');
+    const job = await finished(jobId ?? '');
+    expect(job?.returnvalue).toMatchObject({ memoriesWritten: 2, errors: [] });
+    expect(job?.attemptsMade).toBe(1);
+    expect(await app.get(AdventureLock).acquire(adventureId, 'later-job')).toBe(true);
+  });
+
+  it('answers the roll call and shuts down cleanly', async () => {
     const workers = await app.get(ControlPlane).rollCall(300);
     expect(workers).toEqual([expect.objectContaining({ app: 'memory-worker', jobsInFlight: [] })]);
-
-    const started = Date.now();
-    await app.close();
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 });

@@ -1,17 +1,46 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import { BullModule } from '@nestjs/bullmq';
+import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { BullModule, Processor } from '@nestjs/bullmq';
 import { AdventureStoreModule } from '@chronicle/adventure-store';
 import { EventStoreModule } from '@chronicle/event-store';
+import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import { QueueModule, QueueName, workerConnectionOptions } from '@chronicle/queue';
-import type { ConnectionOptions } from 'bullmq';
+import {
+  producerConnectionOptions,
+  QueueModule,
+  QueueName,
+  workerConnectionOptions,
+} from '@chronicle/queue';
+import type { ConnectionOptions, WorkerOptions } from 'bullmq';
+import Redis from 'ioredis';
+import { AdventureLock } from './adventure.lock';
 import { MemoryProcessor } from './memory.processor';
-import { UpdateMemoryUseCase } from './update-memory.use-case';
 import { WORKER_CONFIG } from './worker-config.token';
 
+const LOCK_REDIS = Symbol('LOCK_REDIS');
+
+/** The memory worker's BullMQ options, from configuration. */
+export function memoryWorkerOptions(config: AppConfig): Partial<WorkerOptions> {
+  return {
+    // Started at bootstrap, after the start-up checks (see MemoryProcessor).
+    autorun: false,
+    concurrency: config.memoryConcurrency,
+    // A dead worker's pass is taken over within about twice this. There is no variable of its
+    // own: the narrate lock's bound is the installation's "how soon is a dead worker noticed".
+    lockDuration: config.narrateLockMs,
+    stalledInterval: config.narrateLockMs,
+  };
+}
+
 @Module({})
-export class MemoryWorkerModule {
+export class MemoryWorkerModule implements OnApplicationShutdown {
+  constructor(@Inject(LOCK_REDIS) private readonly lockRedis: Redis) {}
+
   static forRoot(config: AppConfig): DynamicModule {
+    // @Processor's worker options are class metadata; a subclass per configuration carries
+    // this process's (two modules booted in one test process keep their own).
+    class ConfiguredMemoryProcessor extends MemoryProcessor {}
+    Processor(QueueName.Memory, memoryWorkerOptions(config))(ConfiguredMemoryProcessor);
+
     return {
       module: MemoryWorkerModule,
       imports: [
@@ -24,6 +53,15 @@ export class MemoryWorkerModule {
         }),
         QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+        MemoryStoreModule.forRoot({
+          model: {
+            baseURL: config.modelBaseUrl,
+            apiKey: config.modelApiKey,
+            model: config.modelName,
+            embeddingModel: config.embeddingModel,
+            timeoutMs: config.modelTimeoutMs,
+          },
+        }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,
           installation: config.queuePrefix,
@@ -39,9 +77,31 @@ export class MemoryWorkerModule {
       ],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
-        UpdateMemoryUseCase,
-        MemoryProcessor,
+        {
+          provide: LOCK_REDIS,
+          useFactory: () => {
+            // Fails fast like a producer (a job whose lock call fails is retried), but queues
+            // the commands of a job that starts while the connection is still opening.
+            const redis = new Redis(config.redisUrl, {
+              ...producerConnectionOptions(),
+              enableOfflineQueue: true,
+            });
+            redis.on('error', () => undefined);
+            return redis;
+          },
+        },
+        {
+          provide: AdventureLock,
+          useFactory: (redis: Redis) => new AdventureLock(redis, config.queuePrefix),
+          inject: [LOCK_REDIS],
+        },
+        { provide: MemoryProcessor, useClass: ConfiguredMemoryProcessor },
       ],
     };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    // After the processor has closed (Nest shuts providers down before the module itself).
+    await this.lockRedis.quit().catch(() => this.lockRedis.disconnect());
   }
 }

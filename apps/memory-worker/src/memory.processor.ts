@@ -1,17 +1,30 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { UpdateMemoryUseCase, type UpdateMemoryOutcome } from '@chronicle/memory-store';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type MemoryJob } from '@chronicle/queue';
-import { UnrecoverableError, type Job } from 'bullmq';
-import { UpdateMemoryUseCase, type UpdateMemoryOutcome } from './update-memory.use-case';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { AdventureLock } from './adventure.lock';
 import { WORKER_CONFIG } from './worker-config.token';
 
 /** The jobs this processor answers, checked against the registry at start-up. */
 export const MEMORY_HANDLERS = [{ jobName: JobName.UpdateMemory }] as const;
 
+/** How long a job that found its adventure busy waits before it looks again. */
+export const BUSY_RETRY_MS = 2_000;
+
+/** A pass that left work undone: thrown so BullMQ retries it with backoff. */
+export class MemoryPassIncompleteError extends Error {
+  constructor(readonly outcome: UpdateMemoryOutcome) {
+    super(outcome.errors.join('; '));
+    this.name = 'MemoryPassIncompleteError';
+  }
+}
+
 /**
- * The memory queue's consumer: job bookkeeping only; the pass itself is the use case's. The
- * worker is created paused and started at bootstrap, once the handlers are checked.
+ * The memory queue's consumer: job bookkeeping only (log context, roll-call tracking, the
+ * per-adventure lock); the pass itself is the use case's. The worker is created paused and
+ * started at bootstrap, once the handlers are checked.
  */
 @Processor(QueueName.Memory, { autorun: false })
 export class MemoryProcessor extends WorkerHost implements OnApplicationBootstrap {
@@ -20,6 +33,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
   constructor(
     private readonly updateMemory: UpdateMemoryUseCase,
     private readonly controlPlane: ControlPlane,
+    private readonly lock: AdventureLock,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
   ) {
     super();
@@ -35,7 +49,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
     }
   }
 
-  async process(job: Job<MemoryJob>): Promise<UpdateMemoryOutcome> {
+  async process(job: Job<MemoryJob>, token?: string): Promise<UpdateMemoryOutcome> {
     if (job.name !== JobName.UpdateMemory) {
       throw new UnrecoverableError(`the memory queue has no handler for job "${job.name}"`);
     }
@@ -43,6 +57,13 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
     const jobId = job.id ?? '';
     const attempt = job.attemptsMade + 1;
     return withLogContext({ adventureId, jobId, attempt }, async () => {
+      if (!(await this.lock.acquire(adventureId, jobId))) {
+        // Another pass over this adventure is running: look again shortly, without spending
+        // an attempt (the model calls it would make would only be thrown away).
+        this.logger.log({ msg: 'adventure busy with another memory pass; delayed' });
+        await job.moveToDelayed(Date.now() + BUSY_RETRY_MS, token);
+        throw new DelayedError('adventure busy with another memory pass');
+      }
       const untrack = this.controlPlane.trackJob({
         jobId,
         queue: QueueName.Memory,
@@ -50,9 +71,30 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
         since: new Date().toISOString(),
       });
       try {
-        return await this.updateMemory.execute({ adventureId });
+        const outcome = await this.updateMemory.execute({ adventureId, jobId, attempt });
+        const { memoriesWritten, summaryWritten, embedded, forgotten, errors } = outcome;
+        if (errors.length > 0) {
+          // Whatever was written stays written; the retry redoes only what failed (the
+          // cursors moved only past what succeeded).
+          this.logger.warn({ msg: 'memory pass incomplete; will retry', ...outcome });
+          throw new MemoryPassIncompleteError(outcome);
+        }
+        this.logger.log({
+          msg: 'memory pass done',
+          memoriesWritten,
+          summaryWritten,
+          embedded,
+          forgotten,
+        });
+        return outcome;
       } finally {
         untrack();
+        await this.lock.release(adventureId, jobId).catch((error: unknown) => {
+          this.logger.warn({
+            msg: 'could not release the adventure lock',
+            error: describeError(error),
+          });
+        });
       }
     });
   }
