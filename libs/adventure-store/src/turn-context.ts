@@ -4,6 +4,7 @@ import {
   narrativeForTurn,
   storyActionCount,
   storyPath,
+  storySummary,
   type AdventureState,
   type PathEntry,
 } from '@chronicle/adventure';
@@ -58,8 +59,9 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
       entry,
       type,
     })),
-    // The summary arrives with the memory worker (issue 6).
-    storySummary: '',
+    // The newest summary version on the current path: one written past an undone action is
+    // already out of it.
+    storySummary: storySummary(state),
     // While a retry is in flight this is the state before the take being replaced.
     narrativeState: narrativeForTurn(state),
     scriptMemory: null,
