@@ -4,6 +4,7 @@ import {
   adventureStreamId,
   storyActionCount,
   storyPath,
+  storySummary,
   type AdventureState,
 } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
@@ -127,7 +128,7 @@ export class AdventureReader {
       placeholders: state.placeholders,
       settings: state.settings,
       storyCards: state.cards,
-      storySummary: '',
+      storySummary: storySummary(state),
       narrativeState: state.narrative,
       head: state.head,
       canRedo: state.redo.length > 0,
