@@ -61,14 +61,18 @@ export function configureHttp(app: NestExpressApplication): void {
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
 }
 
-/** A body that names `__proto__`: refused before it reaches any object merge. */
+/** A body that names `__proto__`, `constructor` or `prototype`: refused before any object merge. */
 class PrototypeKeyError extends Error {}
 
 // JSON.parse makes `__proto__` an own property, which the validation pipe's copy into a DTO
-// turns into the instance's prototype: the field would vanish instead of being refused.
+// turns into the instance's prototype: the field would vanish instead of being refused. A
+// `constructor` or `prototype` key is dropped as silently by class-transformer. No field of the
+// API has these names, so any of them at any depth is a mass-assignment attempt: refuse it.
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
 function refusePrototypeKeys(key: string, value: unknown): unknown {
-  if (key === '__proto__') {
-    throw new PrototypeKeyError('property __proto__ should not exist; remove it');
+  if (PROTOTYPE_KEYS.has(key)) {
+    throw new PrototypeKeyError(`property ${key} should not exist; remove it`);
   }
   return value;
 }

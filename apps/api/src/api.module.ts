@@ -6,6 +6,7 @@ import { QueueModule } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import { APP_CONFIG } from './app-config.token';
 import { AdminController } from './admin/admin.controller';
+import { AuthModule } from './auth/auth.module';
 import { AdventureCommandsUseCase } from './adventures/adventure-commands.use-case';
 import { AdventureIndexRepository } from './adventures/adventure-index.repository';
 import { AdventureReader } from './adventures/adventure.reader';
@@ -38,6 +39,7 @@ export class ApiModule {
           installation: config.queuePrefix,
           app: 'api',
         }),
+        AuthModule.forRoot(config),
       ],
       controllers: [HealthController, AdventuresController, TurnsController, AdminController],
       providers: [

@@ -80,11 +80,11 @@ describe('POST /v1/adventures', () => {
     const long = await api.request(
       'POST',
       '/v1/adventures',
-      aScenario({ plotEssentials: 'x'.repeat(LIMITS.textChars + 1) }),
+      aScenario({ plotEssentials: 'x'.repeat(LIMITS.proseChars + 1) }),
     );
     expect(long.status).toBe(400);
     expect(long.body.message).toEqual([
-      `plotEssentials is too long; keep it to ${LIMITS.textChars} characters`,
+      `plotEssentials is too long; keep it to ${LIMITS.proseChars} characters`,
     ]);
   });
 

@@ -1,4 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
+import { AccountsRepository } from '@chronicle/accounts';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
 import {
@@ -19,6 +20,9 @@ export interface ApiHarness {
   baseUrl: string;
   database: TestDatabase;
   adventures: AdventureRepository;
+  /** A user of this API and their key, sent by `request` unless it is given an authorization. */
+  userId: string;
+  apiKey: string;
   request(
     method: string,
     path: string,
@@ -34,12 +38,20 @@ export interface ApiReply {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
+/** The admin key of a harness API; `request` sends it on /v1/admin routes. */
+export const HARNESS_ADMIN_KEY = 'harness-admin-key';
+
 export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   return {
     ...loadConfig({ REDIS_URL: TEST_REDIS_URL, LOG_LEVEL: 'error' }),
     host: '127.0.0.1',
     port: 0,
     modelApiKey: undefined,
+    adminApiKey: HARNESS_ADMIN_KEY,
+    // a test plays faster than a player: rate limits are tested on their own (auth/access.int-spec)
+    rateLimitTurnsPerMinute: 100_000,
+    rateLimitWritesPerMinute: 100_000,
+    rateLimitAnonPerMinute: 100_000,
     ...overrides,
   };
 }
@@ -52,6 +64,10 @@ export async function startApiHarness(overrides: Partial<AppConfig> = {}): Promi
     ...overrides,
   });
   const app = await startApi(config, new JsonLogger('api', 'error'));
+  // A user and key for `request`; none when the test starts the API without its database.
+  const accounts = app.get(AccountsRepository);
+  const user = await accounts.createUser({ name: 'harness' }).catch(() => null);
+  const apiKey = user ? (await accounts.createKey(user.id))!.key : '';
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const request = async (
@@ -60,6 +76,8 @@ export async function startApiHarness(overrides: Partial<AppConfig> = {}): Promi
     body?: unknown,
     headers: Record<string, string> = {},
   ): Promise<ApiReply> => {
+    const key = path.startsWith('/v1/admin') ? config.adminApiKey : apiKey;
+    headers = { authorization: `Bearer ${key}`, ...headers };
     const response = await fetch(`${baseUrl}${path}`, {
       method,
       headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -80,6 +98,8 @@ export async function startApiHarness(overrides: Partial<AppConfig> = {}): Promi
     baseUrl,
     database,
     adventures: app.get(AdventureRepository),
+    userId: user?.id ?? '',
+    apiKey,
     request,
     close: async () => {
       await app.close();

@@ -349,6 +349,7 @@ describe('GET …/turns/:turnId/stream', () => {
     await publisher.publish(turnId, 'chunk', { text: 'bell ' });
     const url = `${api.baseUrl}${turn.body.stream}`;
     const reading = readTurnStream(url, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
       lastEventId: first,
       reconnect: false,
       timeoutMs: 10_000,
@@ -368,7 +369,11 @@ describe('GET …/turns/:turnId/stream', () => {
     expect(result.text).toBe('bell tolls.');
     expect(result.frames.every((f) => f.id && f.id > first)).toBe(true);
 
-    const whole = await readTurnStream(url, { reconnect: false, timeoutMs: 10_000 });
+    const whole = await readTurnStream(url, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
+      reconnect: false,
+      timeoutMs: 10_000,
+    });
     expect(whole.frames.map((f) => f.event)).toEqual(['player', 'chunk', 'chunk', 'chunk', 'done']);
   });
 
@@ -380,6 +385,7 @@ describe('GET …/turns/:turnId/stream', () => {
     const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
     await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
     const result = await readTurnStream(`${api.baseUrl}${turn.body.stream}`, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
       reconnect: false,
       timeoutMs: 10_000,
     });

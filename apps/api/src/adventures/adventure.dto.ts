@@ -132,13 +132,13 @@ class StoryCardFieldsDto {
   @ApiPropertyOptional({ description: 'Comma-separated trigger keys.', example: 'Mira, the smith' })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   keys?: string;
 
-  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @ApiPropertyOptional({ maxLength: LIMITS.proseChars })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   entry?: string;
 
   @ApiPropertyOptional({ example: 'character' })
@@ -149,7 +149,7 @@ class StoryCardFieldsDto {
   @ApiPropertyOptional({ description: 'Never sent to the model.' })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   notes?: string;
 }
 
@@ -175,22 +175,22 @@ export class EditStoryCardDto extends StoryCardFieldsDto {
 }
 
 class AdventureFieldsDto {
-  @ApiPropertyOptional({ maxLength: LIMITS.textChars, description: 'The plot essentials.' })
+  @ApiPropertyOptional({ maxLength: LIMITS.proseChars, description: 'The plot essentials.' })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   plotEssentials?: string;
 
-  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @ApiPropertyOptional({ maxLength: LIMITS.proseChars })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   authorsNote?: string;
 
-  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @ApiPropertyOptional({ maxLength: LIMITS.proseChars })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   aiInstructions?: string;
 
   @ApiPropertyOptional({ type: PersonaDto })
@@ -219,12 +219,12 @@ export class CreateAdventureDto extends AdventureFieldsDto {
   title!: string;
 
   @ApiProperty({
-    maxLength: LIMITS.textChars,
+    maxLength: LIMITS.proseChars,
     description: 'The opening text; `${Name}` placeholders are answered by `placeholders`.',
     example: 'You are ${Name}, the last bell-ringer of Hollowmere.',
   })
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   opening!: string;
 
   @ApiPropertyOptional({
@@ -259,13 +259,13 @@ export class SubmitActionDto {
   type!: (typeof INPUT_TYPES)[number];
 
   @ApiPropertyOptional({
-    maxLength: LIMITS.textChars,
+    maxLength: LIMITS.actionChars,
     description: 'What the player does, says or writes; ignored for continue.',
     example: 'ring the bell',
   })
   @IsOptional()
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.actionChars, tooLong(LIMITS.actionChars))
   text?: string;
 
   @ApiPropertyOptional({
@@ -289,9 +289,9 @@ export class RetryDto {
 }
 
 export class EditActionDto {
-  @ApiProperty({ maxLength: LIMITS.textChars })
+  @ApiProperty({ maxLength: LIMITS.proseChars })
   @IsString()
-  @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
+  @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   text!: string;
 }
 

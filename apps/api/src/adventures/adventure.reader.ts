@@ -7,9 +7,10 @@ import {
   storySummary,
   type AdventureState,
 } from '@chronicle/adventure';
+import { AdventureOwners } from '@chronicle/accounts';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { EventStoreRepository } from '@chronicle/event-store';
-import { AdventureIndexRepository } from './adventure-index.repository';
+import { currentOwnerId } from '../http/request-actor';
 import {
   ACTIONS_PAGE_DEFAULT,
   ADVENTURES_PAGE_DEFAULT,
@@ -40,7 +41,7 @@ export class AdventureReader {
   constructor(
     private readonly adventures: AdventureRepository,
     private readonly events: EventStoreRepository,
-    private readonly index: AdventureIndexRepository,
+    private readonly owners: AdventureOwners,
   ) {}
 
   async view(adventureId: string, page: ActionsPageQuery = {}) {
@@ -53,7 +54,7 @@ export class AdventureReader {
 
   async list(page: AdventuresPageQuery) {
     const limit = page.limit ?? ADVENTURES_PAGE_DEFAULT;
-    const ids = await this.index.listAdventureIds(page.after, limit);
+    const ids = await this.owners.listOwnedBy(currentOwnerId(), page.after, limit);
     const states = await Promise.all(ids.map((id) => this.adventures.load(id)));
     const adventures = states
       .filter((state): state is AdventureState => state !== null)

@@ -24,6 +24,7 @@ import { RetryDto, SubmitActionDto } from './adventure.dto';
 import { FollowTurnUseCase, type TurnFrame } from './follow-turn.use-case';
 import { SubmitActionUseCase } from './submit-action.use-case';
 import { TurnsUseCase } from './turns.use-case';
+import { StartsTurn } from '../auth/starts-turn.decorator';
 
 /** A comment line every 15 s keeps proxies and clients from closing a quiet stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -40,6 +41,7 @@ export class TurnsController {
   ) {}
 
   @Post('actions')
+  @StartsTurn()
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ summary: 'Act (do, say, story) or continue: starts a turn' })
   @ApiResponse({ status: 202, description: '{turnId, actionId, version, stream}' })
@@ -49,6 +51,7 @@ export class TurnsController {
   }
 
   @Post('retry')
+  @StartsTurn()
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ summary: 'Narrate the last turn again as a new take' })
   @ApiResponse({ status: 202, description: '{turnId, actionId: null, version, stream}' })

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { NotFoundError } from '@chronicle/adventure';
+import { LIMITS, LimitExceededError, NotFoundError } from '@chronicle/adventure';
 import {
   AccountsRepository,
   AdventureOwners,
@@ -24,6 +24,8 @@ import { STARTS_TURN } from './starts-turn.decorator';
 
 const ADVENTURE_ROUTE = '/v1/adventures/:id';
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The routes that give their caller a new adventure, held to LIMITS.adventuresPerUser. */
+const CREATES_ADVENTURE = new Set(['POST /v1/adventures', 'POST /v1/adventures/import']);
 
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -86,6 +88,16 @@ export class AccessGuard implements CanActivate {
       const adventureId = String(req.params.id);
       if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
         throw new NotFoundError(`adventure ${adventureId} not found`);
+      }
+    }
+
+    if (CREATES_ADVENTURE.has(`${req.method} ${route}`)) {
+      // Checked before the create, so two creates racing at 99 may both pass: the cap bounds
+      // storage per user, and one over it is harmless.
+      if ((await this.owners.countOwnedBy(user.id)) >= LIMITS.adventuresPerUser) {
+        throw new LimitExceededError(
+          `a user owns at most ${LIMITS.adventuresPerUser} adventures (limit adventuresPerUser); delete one first`,
+        );
       }
     }
 

@@ -25,8 +25,17 @@ export class DevelopmentKey implements OnApplicationBootstrap {
     private readonly accounts: AccountsRepository,
   ) {}
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
     if (!mayCreateDevelopmentKey(this.config.devKeyOnStart, process.env.NODE_ENV)) return;
+    // Not awaited: the API starts (and answers /health 503) while Postgres is still down.
+    void this.announce().catch((error: unknown) =>
+      this.logger.warn(
+        `could not look for a development key: ${error instanceof Error ? error.message : String(error)}`,
+      ),
+    );
+  }
+
+  private async announce(): Promise<void> {
     const created = await this.accounts.createDevelopmentKeyIfNoUsers();
     if (!created) return;
     this.logger.log(

@@ -1,14 +1,14 @@
 import { currentLogContext } from '@chronicle/platform';
 import type { CommandMetadata } from '@chronicle/adventure-store';
 
-// Who is asking. Until accounts arrive (issue 8) every request plays as the one local owner;
-// this is the single seam issue 8 replaces with the authenticated user.
+import { requestUserId } from '../auth/request-user';
 
-export const LOCAL_OWNER_ID = 'local';
+// Who is asking: the user whose API key the access guard accepted (apps/api/src/auth). What
+// they create or import is theirs; the guard answers 404 for anyone else's.
 
-/** The owner id of the request being served. */
+/** The owner id of the request being served: the authenticated user. */
 export function currentOwnerId(): string {
-  return LOCAL_OWNER_ID;
+  return requestUserId();
 }
 
 /** Event metadata for a command the current request asks for: the actor and the request id. */
