@@ -21,6 +21,8 @@ export const LIMITS = Object.freeze({
   storyCardsPerAdventure: 200,
   /** Memories one adventure holds at once (deleted ones do not count). */
   memoriesPerAdventure: 1_000,
+  /** One memory's text (a written one is at most 50 words; a player's may be longer). */
+  memoryTextChars: 5_000,
   /** Adventures one user owns. */
   adventuresPerUser: 100,
   /** A JSON request body; a creation with dozens of full cards fits. */

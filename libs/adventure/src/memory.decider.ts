@@ -17,12 +17,12 @@ export type MemoryCommand =
   | { type: 'DeleteMemory'; data: { memoryId: string } }
   | { type: 'EditSummary'; data: { summaryId: string; text: string } };
 
-function checkMemoryText(text: unknown): string {
+function checkMemoryText(text: unknown, max: number = LIMITS.memoryTextChars): string {
   if (typeof text !== 'string' || text.trim() === '') {
     throw new InvalidCommandError('text is required: write what should be remembered');
   }
-  if (text.length > LIMITS.textChars) {
-    throw new InvalidCommandError(`text is longer than ${LIMITS.textChars} characters`);
+  if (text.length > max) {
+    throw new InvalidCommandError(`text is longer than ${max} characters; keep it shorter`);
   }
   return text.trim();
 }
@@ -84,7 +84,8 @@ export function decideMemory(command: MemoryCommand, state: AdventureState): Mem
       return [{ type: 'MemoryDeleted', data: { memoryId: memory.id } }];
     }
     case 'EditSummary': {
-      const text = checkMemoryText(command.data.text);
+      // A summary is prose the player may keep long; a memory is one recollection.
+      const text = checkMemoryText(command.data.text, LIMITS.textChars);
       const current = currentSummary(state);
       const head = state.head ?? '';
       // An edit at the current version's anchor rewrites it; anywhere else it is a new version.
