@@ -31,12 +31,23 @@ export interface WorkerHarness {
   stream: TurnStreamPublisher;
   producer: QueueProducer;
   controlPlane: ControlPlane;
+  database: TestDatabase;
+  /** Stops the worker; the owner of the database and prefix also removes them. */
   close(): Promise<void>;
 }
 
-export async function startWorkerHarness(env: Record<string, string> = {}): Promise<WorkerHarness> {
-  const database: TestDatabase = await createTestDatabase();
-  const prefix = testQueuePrefix();
+export interface HarnessOptions {
+  /** Share another harness's database and queue prefix (a second worker of one installation). */
+  sharing?: WorkerHarness;
+}
+
+export async function startWorkerHarness(
+  env: Record<string, string> = {},
+  options: HarnessOptions = {},
+): Promise<WorkerHarness> {
+  const shared = options.sharing;
+  const database: TestDatabase = shared ? shared.database : await createTestDatabase();
+  const prefix = shared ? shared.config.queuePrefix : testQueuePrefix();
   const config = loadConfig({
     DATABASE_URL: database.connectionString,
     DATABASE_POOL_SIZE: '4',
@@ -49,6 +60,12 @@ export async function startWorkerHarness(env: Record<string, string> = {}): Prom
     ...env,
   });
   const app = await startContextWorker(config, new JsonLogger('context-worker', config.logLevel));
+  let stopped = false;
+  const close = app.close.bind(app);
+  app.close = async () => {
+    stopped = true;
+    await close();
+  };
   return {
     app,
     config,
@@ -57,8 +74,11 @@ export async function startWorkerHarness(env: Record<string, string> = {}): Prom
     stream: app.get(TurnStreamPublisher),
     producer: app.get(QueueProducer),
     controlPlane: app.get(ControlPlane),
+    database,
     close: async () => {
-      await app.close();
+      // A test may have stopped the worker itself (a shutdown test); Nest closes once.
+      if (!stopped) await app.close();
+      if (shared) return;
       await database.drop();
       await removeQueueKeys(prefix);
     },
