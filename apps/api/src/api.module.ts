@@ -18,6 +18,7 @@ import { SubmitActionUseCase } from './adventures/submit-action.use-case';
 import { TurnsController } from './adventures/turns.controller';
 import { TurnsUseCase } from './adventures/turns.use-case';
 import { HealthController } from './health/health.controller';
+import { MemoriesModule } from './memories/memories.module';
 
 @Module({})
 export class ApiModule {
@@ -39,6 +40,7 @@ export class ApiModule {
           installation: config.queuePrefix,
           app: 'api',
         }),
+        MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
       ],
       controllers: [HealthController, AdventuresController, TurnsController, AdminController],

@@ -3,8 +3,18 @@
 // time and carries a deterministic event id, so a job killed and redelivered, or two jobs racing,
 // never write the same memory twice. A cursor moves only with a successful write: a failed model
 // call leaves it, and the next run (or BullMQ's retry) does the work again.
-import { activeMemories, type AdventureState, type MemoryEvent } from '@chronicle/adventure';
-import { deterministicEventId, type AdventureRepository } from '@chronicle/adventure-store';
+import { randomUUID } from 'node:crypto';
+import {
+  activeMemories,
+  memoriesOnPath,
+  type AdventureState,
+  type MemoryEvent,
+} from '@chronicle/adventure';
+import {
+  deterministicEventId,
+  type AdventureRepository,
+  type CommandMetadata,
+} from '@chronicle/adventure-store';
 import type { Embedder, ModelClient } from '@chronicle/llm';
 import {
   BACKGROUND_MAX_TOKENS,
@@ -21,10 +31,12 @@ import {
   memoryExcerpt,
   memoryPrompt,
   summaryPlan,
+  storyEntries,
   summaryPrompt,
   type MemoryBlock,
   type SummaryPlan,
 } from '@chronicle/memory';
+import { tokenizer, type TokenEncoding } from '@chronicle/context';
 import { textHash, type EmbeddingRepository } from './embedding.repository';
 
 const ACTOR = 'worker:memory';
@@ -47,6 +59,23 @@ export interface UpdateMemoryOutcome {
 export interface UpdateMemoryOptions {
   /** The model used when an adventure names none. */
   defaultModel: string;
+}
+
+/** How many chunks of story (of MEMORY_EXCERPT_TOKENS each) a regeneration reads, newest kept. */
+export const REGENERATE_MAX_CHUNKS = 6;
+
+/** The summarizer could not write a summary: the model failed or replied with nothing. */
+export class SummarizerError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SummarizerError';
+  }
+}
+
+export interface RegeneratedSummary {
+  summaryId: string;
+  text: string;
+  version: number;
 }
 
 export class UpdateMemoryUseCase {
@@ -246,6 +275,81 @@ export class UpdateMemoryUseCase {
     return handled.events.length > 0 ? handled.state : null;
   }
 
+  /**
+   * Writes the summary again from scratch, now (the player asked): the worker's memories on the
+   * path in depth order, then the raw story past the last of them, in chunks of 2000 tokens (the
+   * newest REGENERATE_MAX_CHUNKS), folded into one summary a chunk at a time. Anchored on the
+   * tip, so the cadence counts from there. Throws SummarizerError when a model call fails;
+   * nothing is appended then.
+   */
+  async regenerateSummary(
+    adventureId: string,
+    metadata: CommandMetadata,
+  ): Promise<RegeneratedSummary> {
+    const state = await this.adventures.get(adventureId);
+    const entries = storyEntries(state);
+    const tip = entries[entries.length - 1];
+    if (!tip) throw new SummarizerError('the story has no text to summarize yet');
+    const encoding = state.settings.encoding;
+    const memories = memoriesOnPath(state)
+      .filter((memory) => memory.createdBy === 'worker' && memory.sourceEnd !== null)
+      .sort((a, b) => (a.sourceEnd ?? 0) - (b.sourceEnd ?? 0));
+    const covered = memories.length > 0 ? (memories[memories.length - 1].sourceEnd ?? -1) : -1;
+    const budget = REGENERATE_MAX_CHUNKS * MEMORY_EXCERPT_TOKENS;
+    // Only the newest raw actions that can fit are read (the cached token counts decide which).
+    const raw: typeof entries = [];
+    let tokens = 0;
+    for (let i = entries.length - 1; i >= 0 && entries[i].depth > covered && tokens < budget; i--) {
+      raw.unshift(entries[i]);
+      tokens += entries[i].tokens;
+    }
+    const rawTexts = await this.adventures.readActionTexts(adventureId, raw);
+    const pieces = [...memories.map((memory) => `- ${memory.text}`), ...rawTexts];
+    const chunks = chunkByTokens(pieces, MEMORY_EXCERPT_TOKENS, encoding).slice(
+      -REGENERATE_MAX_CHUNKS,
+    );
+    const brief = await this.brief(state, rawTexts.length > 0 ? rawTexts : pieces);
+    let summary = '';
+    let model = this.modelName(state);
+    for (const chunk of chunks) {
+      const prompt = summaryPrompt(brief, summary, chunk);
+      let result;
+      try {
+        result = await this.model.complete({
+          ...prompt,
+          model: this.modelName(state),
+          temperature: BACKGROUND_TEMPERATURE,
+          maxTokens: SUMMARY_MAX_TOKENS,
+          purpose: 'summary',
+        });
+      } catch (error) {
+        throw new SummarizerError(`the summarizer failed: ${(error as Error).message}`);
+      }
+      summary = cleanReply(result.text);
+      model = result.model;
+      if (!summary) throw new SummarizerError('the summarizer returned an empty summary');
+    }
+    const summaryId = randomUUID();
+    const handled = await this.adventures.handleWith(adventureId, { ...metadata, model }, () => ({
+      events: [
+        {
+          type: 'SummaryWritten',
+          data: {
+            summaryId,
+            text: summary,
+            anchorActionId: tip.id,
+            sourceStart: entries[0].depth,
+            sourceEnd: tip.depth,
+            handEdited: false,
+            replacesSummaryId: null,
+          },
+        },
+      ],
+      eventIds: [summaryId],
+    }));
+    return { summaryId, text: summary, version: handled.state.version };
+  }
+
   /** Embeds memories with no vector for the current model, in writing order, 32 per request. */
   private async embedPending(state: AdventureState): Promise<number> {
     const model = this.embedder.model;
@@ -298,4 +402,35 @@ export class UpdateMemoryUseCase {
       ? (handled.events[0].data as { memoryIds: string[] }).memoryIds.length
       : 0;
   }
+}
+
+/** Pieces joined as history joins them, cut into chunks of at most `tokens` tokens each. */
+export function chunkByTokens(
+  pieces: readonly string[],
+  tokens: number,
+  encoding?: TokenEncoding,
+): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    const cost = tokenizer(encoding).count(piece);
+    if (cost > tokens) {
+      // A piece longer than a chunk keeps its end, as the excerpts do.
+      if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
+      chunks.push(lastTokensOf([piece], tokens, encoding));
+      current = [];
+      size = 0;
+      continue;
+    }
+    if (size + cost > tokens && current.length > 0) {
+      chunks.push(current.join(STORY_SEPARATOR));
+      current = [];
+      size = 0;
+    }
+    current.push(piece);
+    size += cost;
+  }
+  if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
+  return chunks;
 }

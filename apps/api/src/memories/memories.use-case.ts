@@ -1,0 +1,157 @@
+import { BadGatewayException, Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import {
+  currentSummary,
+  decideMemory,
+  findMemory,
+  isMemoryOnPath,
+  memoriesOnPath,
+  NotFoundError,
+  type AdventureState,
+  type MemoryCommand,
+  type MemoryRecord,
+} from '@chronicle/adventure';
+import { AdventureRepository } from '@chronicle/adventure-store';
+import { SummarizerError, UpdateMemoryUseCase } from '@chronicle/memory-store';
+import { JobName } from '@chronicle/queue';
+import { requestMetadata } from '../http/request-actor';
+
+export interface MemoryView {
+  id: string;
+  text: string;
+  pinned: boolean;
+  /** Evicted over capacity or forgotten by the player: kept, never retrieved. */
+  forgotten: boolean;
+  useCount: number;
+  createdBy: MemoryRecord['createdBy'];
+  /** Depths of the story actions it was written from; null for a hand-written memory. */
+  sourceStart: number | null;
+  sourceEnd: number | null;
+  anchorActionId: string;
+}
+
+function memoryView(memory: MemoryRecord): MemoryView {
+  return {
+    id: memory.id,
+    text: memory.text,
+    pinned: memory.pinned,
+    forgotten: memory.forgotten,
+    useCount: memory.useCount,
+    createdBy: memory.createdBy,
+    sourceStart: memory.sourceStart,
+    sourceEnd: memory.sourceEnd,
+    anchorActionId: memory.anchorActionId,
+  };
+}
+
+function summaryView(state: AdventureState) {
+  const current = currentSummary(state);
+  return {
+    summary: current
+      ? {
+          id: current.id,
+          text: current.text,
+          anchorActionId: current.anchorActionId,
+          handEdited: current.handEdited,
+        }
+      : null,
+    version: state.version,
+  };
+}
+
+/**
+ * The player's side of the memory bank and the summary: each command is decided against the
+ * head (`decideMemory`) and appended at the expected version. Regenerating the summary calls
+ * the summarizer in this request, so the player sees the result (or why it failed) at once.
+ */
+@Injectable()
+export class MemoriesUseCase {
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly updateMemory: UpdateMemoryUseCase,
+  ) {}
+
+  async list(adventureId: string) {
+    const state = await this.adventures.get(adventureId);
+    return { memories: memoriesOnPath(state).map(memoryView), version: state.version };
+  }
+
+  async add(adventureId: string, text: string, id?: string) {
+    const memoryId = id ?? randomUUID();
+    const before = await this.adventures.get(adventureId);
+    const existing = findMemory(before, memoryId);
+    // The same client id again: the memory it added is the answer.
+    if (existing) return { memory: this.view(before, memoryId), version: before.version };
+    const state = await this.run(adventureId, { type: 'AddMemory', data: { memoryId, text } });
+    return { memory: this.view(state, memoryId), version: state.version };
+  }
+
+  async edit(adventureId: string, memoryId: string, text: string) {
+    const state = await this.run(adventureId, { type: 'EditMemory', data: { memoryId, text } });
+    return { memory: this.view(state, memoryId), version: state.version };
+  }
+
+  async pin(adventureId: string, memoryId: string, pinned: boolean) {
+    const state = await this.run(adventureId, {
+      type: pinned ? 'PinMemory' : 'UnpinMemory',
+      data: { memoryId },
+    });
+    return { memory: this.view(state, memoryId), version: state.version };
+  }
+
+  async forget(adventureId: string, memoryId: string) {
+    const state = await this.run(adventureId, { type: 'ForgetMemory', data: { memoryId } });
+    return { memory: this.view(state, memoryId), version: state.version };
+  }
+
+  async remove(adventureId: string, memoryId: string) {
+    const state = await this.run(adventureId, { type: 'DeleteMemory', data: { memoryId } });
+    return { memoryId, version: state.version };
+  }
+
+  async summary(adventureId: string) {
+    return summaryView(await this.adventures.get(adventureId));
+  }
+
+  async editSummary(adventureId: string, text: string) {
+    const state = await this.run(adventureId, {
+      type: 'EditSummary',
+      data: { summaryId: randomUUID(), text },
+    });
+    return summaryView(state);
+  }
+
+  async regenerateSummary(adventureId: string) {
+    try {
+      await this.updateMemory.regenerateSummary(adventureId, requestMetadata());
+    } catch (error) {
+      if (error instanceof SummarizerError) {
+        throw new BadGatewayException(
+          `${error.message}. The summary was not changed; try again later or edit it yourself.`,
+        );
+      }
+      throw error;
+    }
+    return summaryView(await this.adventures.get(adventureId));
+  }
+
+  private view(state: AdventureState, memoryId: string): MemoryView & { onPath: boolean } {
+    const memory = findMemory(state, memoryId);
+    if (!memory) throw new NotFoundError(`memory ${memoryId} not found in this adventure`);
+    return { ...memoryView(memory), onPath: isMemoryOnPath(state, memory) };
+  }
+
+  private async run(adventureId: string, command: MemoryCommand): Promise<AdventureState> {
+    // A new or changed text needs a vector before retrieval can rank it: the memory job embeds it
+    // (coalesced with any other pass of this adventure).
+    const embeds = command.type === 'AddMemory' || command.type === 'EditMemory';
+    const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (state) => ({
+      events: decideMemory(command, state),
+      ...(embeds &&
+        state.settings.memoryBankEnabled && {
+          outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
+        }),
+    }));
+    return handled.state;
+  }
+}
