@@ -213,13 +213,22 @@ function finishTurn(draft: AdventureState, turnId: string): void {
 function newNode(
   fields: Pick<ActionNode, 'id' | 'parentId' | 'depth' | 'type' | 'tokens' | 'turnId'>,
   textVersion: number,
+  accepted: ActionNode['accepted'] = [],
+  rejected: ActionNode['rejected'] = [],
 ): ActionNode {
+  // One literal with every field in the declared order: a spread of `fields` plus further keys
+  // built each node through a chain of map transitions and was the fold's hottest line.
   return {
-    ...fields,
+    id: fields.id,
+    parentId: fields.parentId,
+    depth: fields.depth,
+    type: fields.type,
+    tokens: fields.tokens,
     textVersion,
     erased: false,
-    accepted: [],
-    rejected: [],
+    turnId: fields.turnId,
+    accepted,
+    rejected,
     retconned: [],
     corrections: [],
   };
@@ -359,21 +368,19 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
       const replaced = d.replacesActionId ? nodeAt(draft, d.replacesActionId, version) : null;
       const parentId = replaced ? replaced.parentId : draft.head;
       const parent = nodeAt(draft, parentId ?? '', version);
-      const node: ActionNode = {
-        ...newNode(
-          {
-            id: d.action.id,
-            parentId: parent.id,
-            depth: parent.depth + 1,
-            type: 'ai',
-            tokens: d.action.tokens,
-            turnId: d.turnId,
-          },
-          version,
-        ),
-        accepted: d.accepted,
-        rejected: d.rejected,
-      };
+      const node = newNode(
+        {
+          id: d.action.id,
+          parentId: parent.id,
+          depth: parent.depth + 1,
+          type: 'ai',
+          tokens: d.action.tokens,
+          turnId: d.turnId,
+        },
+        version,
+        d.accepted,
+        d.rejected,
+      );
       if (parent.id === draft.head) {
         draft.narrativeAtParent = draft.narrative;
         appendAtHead(draft, node);
