@@ -247,6 +247,41 @@ export function spawnApp(app: AppName, env: Record<string, string>, url?: string
   return new AppProcess(app, child, env, url);
 }
 
+/** The admin key every e2e installation runs with, unless a test sets ADMIN_API_KEY itself. */
+export const E2E_ADMIN_API_KEY = 'e2e-admin-key-not-secret';
+
+// The API keys of the running test installations, by API base URL, so a client of that URL
+// (see test/e2e/support/chronicle.client.ts) sends them without every test threading them.
+const installationKeys = new Map<string, { playerKey: string; adminKey: string }>();
+
+/** The player's and the admin's keys of the installation at `baseUrl`, if the harness made them. */
+export function installationKeysFor(
+  baseUrl: string,
+): { playerKey: string; adminKey: string } | undefined {
+  return installationKeys.get(baseUrl);
+}
+
+/** Creates a user and an API key through the admin routes; returns {userId, keyId, key}. */
+export async function createUserKey(
+  baseUrl: string,
+  adminKey: string,
+  body: { name: string; dailyTokenBudget?: number } = { name: 'player' },
+): Promise<{ userId: string; keyId: string; key: string }> {
+  const post = async (path: string, payload: unknown) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
+    const text = await response.text();
+    if (response.status !== 201) throw new Error(`POST ${path}: ${response.status} ${text}`);
+    return JSON.parse(text) as Record<string, string>;
+  };
+  const user = await post('/v1/admin/users', body);
+  const key = await post(`/v1/admin/users/${user.id}/keys`, { name: 'e2e' });
+  return { userId: user.id, keyId: key.id, key: key.key };
+}
+
 export interface AppSystemOptions {
   /** apps started by `start()` (default: api and context-worker) */
   apps?: AppName[];
@@ -265,6 +300,8 @@ export class AppSystem {
   readonly processes: AppProcess[] = [];
   /** the API's base URL, e.g. http://127.0.0.1:41234 */
   apiUrl = '';
+  /** the key of the `player` user the harness created on the first API start */
+  apiKey = '';
   private apiPort = 0;
 
   private constructor(
@@ -315,6 +352,13 @@ export class AppSystem {
       OUTBOX_SWEEP_INTERVAL_MS: '200',
       SHUTDOWN_TIMEOUT_MS: '20000',
       SNAPSHOT_EVERY: '10',
+      ADMIN_API_KEY: E2E_ADMIN_API_KEY,
+      // the harness makes its own user and key through the admin routes
+      DEV_KEY_ON_START: 'false',
+      // a test plays faster than a player; a test of the limits sets its own
+      RATE_LIMIT_TURNS_PER_MINUTE: '100000',
+      RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+      RATE_LIMIT_ANON_PER_MINUTE: '100000',
       ...this.extraEnv,
       ...overrides,
     };
@@ -327,7 +371,16 @@ export class AppSystem {
   async startApp(app: AppName, overrides: Record<string, string> = {}): Promise<AppProcess> {
     const proc = await this.spawn(app, overrides);
     await proc.waitUntilReady();
+    if (app === 'api') await this.registerKeys(proc);
     return proc;
+  }
+
+  /** The player key (created once per system) and the admin key, for clients of this API. */
+  private async registerKeys(proc: AppProcess): Promise<void> {
+    const adminKey = proc.env.ADMIN_API_KEY;
+    if (!adminKey || !proc.url) return;
+    if (!this.apiKey) this.apiKey = (await createUserKey(proc.url, adminKey)).key;
+    installationKeys.set(proc.url, { playerKey: this.apiKey, adminKey });
   }
 
   /** Starts one app without waiting (for start-up failures). */

@@ -86,6 +86,8 @@ export interface ReadTurnStreamOptions {
   /** called for each frame; return true to stop reading (the result's outcome is then `closed`) */
   onFrame?: (frame: SseFrame) => boolean | void;
   signal?: AbortSignal;
+  /** sent with every connection (the API key's Authorization header) */
+  headers?: Record<string, string>;
 }
 
 /** Reads a turn's SSE stream until `done` or `error`, reconnecting when the connection drops. */
@@ -111,7 +113,10 @@ export async function readTurnStream(
 
   while (!stopped && result.connections < maxConnections) {
     result.connections += 1;
-    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    const headers: Record<string, string> = {
+      ...options.headers,
+      accept: 'text/event-stream',
+    };
     if (result.lastEventId) headers['last-event-id'] = result.lastEventId;
     let response: Response;
     try {

@@ -3,6 +3,7 @@
 // would use it. It asserts nothing: the tests do, on what it returns.
 import { randomUUID } from 'node:crypto';
 import {
+  installationKeysFor,
   readTurnStream,
   type ReadTurnStreamOptions,
   type TurnStreamResult,
@@ -41,10 +42,24 @@ export class ChronicleClient {
     private readonly headers: Record<string, string> = {},
   ) {}
 
+  /**
+   * The Authorization header for `path`: the admin key on /v1/admin, the harness's player key
+   * elsewhere, unless the client was given its own.
+   */
+  authorization(path: string): Record<string, string> {
+    const keys = installationKeysFor(this.baseUrl);
+    if (!keys || Object.keys(this.headers).some((h) => h.toLowerCase() === 'authorization')) {
+      return {};
+    }
+    const key = path.startsWith('/v1/admin') ? keys.adminKey : keys.playerKey;
+    return { authorization: `Bearer ${key}` };
+  }
+
   async request<T = any>(method: string, path: string, body?: unknown): Promise<HttpResult<T>> {
     const response = await fetch(`${this.baseUrl}${path}`, {
       method,
       headers: {
+        ...this.authorization(path),
         ...this.headers,
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
@@ -147,7 +162,11 @@ export class ChronicleClient {
     turn: Pick<TurnAccepted, 'stream'>,
     options: ReadTurnStreamOptions = {},
   ): Promise<TurnStreamResult> {
-    return readTurnStream(this.streamUrl(turn), { timeoutMs: 90_000, ...options });
+    return readTurnStream(this.streamUrl(turn), {
+      timeoutMs: 90_000,
+      ...options,
+      headers: { ...this.authorization(turn.stream), ...this.headers, ...options.headers },
+    });
   }
 
   /** The whole event log of an adventure, paging with `after` until a short page. */
