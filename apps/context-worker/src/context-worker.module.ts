@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { BullModule, Processor } from '@nestjs/bullmq';
 import { AdventureStoreModule } from '@chronicle/adventure-store';
 import { EventStoreModule } from '@chronicle/event-store';
+import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { narrateBackoff, QueueModule, QueueName, workerConnectionOptions } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
@@ -47,6 +48,16 @@ export class ContextWorkerModule {
         }),
         QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+        // Retrieval embeds the turn's query with the installation's embedder (offline: no key).
+        MemoryStoreModule.forRoot({
+          model: {
+            baseURL: config.modelBaseUrl,
+            apiKey: config.modelApiKey,
+            model: config.modelName,
+            embeddingModel: config.embeddingModel,
+            timeoutMs: config.modelTimeoutMs,
+          },
+        }),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,

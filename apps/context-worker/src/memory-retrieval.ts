@@ -1,15 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import type { AdventureState } from '@chronicle/adventure';
 import type { RetrievedMemories } from '@chronicle/context';
+import { MemoryRetrievalService } from '@chronicle/memory-store';
 
 /**
  * The memory bank's seam in a turn: the memories the prompt carries, or null when the bank is
- * off. Issue 6 fills it in (embed the query, rank, report an error instead of failing the turn);
- * until then no turn retrieves anything.
+ * off. Never fails a turn: a failed query embedding comes back as the result's error, with the
+ * pinned memories still used (libs/memory-store's MemoryRetrievalService).
  */
 @Injectable()
 export class MemoryRetrieval {
-  async retrieve(_state: AdventureState): Promise<RetrievedMemories | null> {
-    return null;
+  constructor(private readonly service: MemoryRetrievalService) {}
+
+  retrieve(state: AdventureState): Promise<RetrievedMemories | null> {
+    return this.service.retrieve(state);
   }
 }

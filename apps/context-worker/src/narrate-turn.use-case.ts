@@ -1,7 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  decide,
   narrativeForTurn,
   TurnNotInFlightError,
+  type AdventureCommand,
+  type AdventureEvent,
   type AdventureState,
   type Usage,
 } from '@chronicle/adventure';
@@ -9,6 +12,7 @@ import {
   AdventureRepository,
   buildTurnContext,
   contextManifest,
+  countTokens,
   deterministicEventId,
 } from '@chronicle/adventure-store';
 import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
@@ -174,25 +178,28 @@ export class NarrateTurnUseCase {
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
     const actionId = deterministicEventId(turnId, 'narration-action');
     const memoryEnabled = settings.memoryBankEnabled || settings.autoSummarize;
-    const handled = await this.adventures.handle(
-      adventureId,
-      {
-        type: 'RecordNarration',
-        data: {
-          turnId,
-          actionId,
-          text: parsed.narration,
-          accepted: verdict.accepted,
-          rejected: [...parsed.rejections, ...verdict.rejected],
-          reasoning: reasoning || null,
-          usage: done.usage,
-          model: done.model,
-          narrator: this.label.narrator,
-          finishReason: done.finishReason,
-          contextManifest: contextManifest(built),
-          latencyMs,
-        },
+    const narration: AdventureCommand = {
+      type: 'RecordNarration',
+      data: {
+        turnId,
+        actionId,
+        text: parsed.narration,
+        accepted: verdict.accepted,
+        rejected: [...parsed.rejections, ...verdict.rejected],
+        reasoning: reasoning || null,
+        usage: done.usage,
+        model: done.model,
+        narrator: this.label.narrator,
+        finishReason: done.finishReason,
+        contextManifest: contextManifest(built),
+        latencyMs,
       },
+    };
+    // Use counts move only with a real turn, in the same append as its narration: a preview, a
+    // failed or cancelled turn never counts, and a redelivered job cannot count twice.
+    const usedIds = memories?.used.map((memory) => memory.id) ?? [];
+    const handled = await this.adventures.handleWith(
+      adventureId,
       {
         actor: ACTOR,
         causationId: turnId,
@@ -203,11 +210,20 @@ export class NarrateTurnUseCase {
         usage: done.usage,
         latencyMs,
       },
-      {
-        eventIds: [deterministicEventId(turnId, 'narrated')],
-        ...(memoryEnabled && {
-          outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
-        }),
+      (current) => {
+        const events: AdventureEvent[] = decide(narration, current, { countTokens });
+        const eventIds = [deterministicEventId(turnId, 'narrated')];
+        if (usedIds.length > 0) {
+          events.push({ type: 'MemoriesUsed', data: { turnId, memoryIds: usedIds } });
+          eventIds.push(deterministicEventId(turnId, 'memories-used'));
+        }
+        return {
+          events,
+          eventIds,
+          ...(memoryEnabled && {
+            outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
+          }),
+        };
       },
     );
     const version = handled.state.version;

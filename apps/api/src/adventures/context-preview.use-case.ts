@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AdventureRepository, buildTurnContext, contextManifest } from '@chronicle/adventure-store';
+import { MemoryRetrievalService } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
 
@@ -11,15 +12,16 @@ import { APP_CONFIG } from '../app-config.token';
 export class ContextPreviewUseCase {
   constructor(
     private readonly adventures: AdventureRepository,
+    private readonly memories: MemoryRetrievalService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async preview(adventureId: string) {
     const state = await this.adventures.get(adventureId);
-    // Memories join the preview with the memory bank (issue 6), through the worker's seam.
+    // The same retrieval as a turn's; only a real turn records which memories it used.
     const built = await buildTurnContext(this.adventures, state, {
       defaultModel: this.config.modelName,
-      memories: null,
+      memories: await this.memories.retrieve(state),
     });
     return {
       version: state.version,
