@@ -5,7 +5,7 @@ import type { AdventureRepository } from '@chronicle/adventure-store';
 import type { Embedder } from '@chronicle/llm';
 import {
   RETRIEVAL_WINDOW_ACTIONS,
-  rankMemories,
+  rankByMatrix,
   retrievalQuery,
   type RankedMemory,
 } from '@chronicle/memory';
@@ -31,12 +31,12 @@ export class MemoryRetrievalService {
     if (candidates.length === 0) return { used: [] };
     const adventureId = state.id;
     const hashes = candidates.map((memory) => textHash(memory.text));
-    const vectors = await this.cache.vectors(adventureId, this.embedder.model, hashes);
+    const { matrix, rowOf } = await this.cache.matrix(adventureId, this.embedder.model, hashes);
     const ranked = candidates.map((memory, index) => ({
       id: memory.id,
       text: memory.text,
       pinned: memory.pinned,
-      vector: vectors.get(hashes[index]) ?? null,
+      row: rowOf.get(hashes[index]) ?? null,
     }));
     const topK = state.settings.memoryTopK;
     try {
@@ -45,11 +45,11 @@ export class MemoryRetrievalService {
       const texts = await this.adventures.readActionTexts(adventureId, tail);
       const query = retrievalQuery(texts, state.settings.encoding);
       const [vector] = await this.embedder.embed([query]);
-      return { used: rankMemories(ranked, Float32Array.from(vector), topK) };
+      return { used: rankByMatrix(ranked, matrix, Float32Array.from(vector), topK) };
     } catch (error) {
       const pinned = ranked.filter((memory) => memory.pinned);
       return {
-        used: rankMemories(pinned, new Float32Array(0), topK),
+        used: rankByMatrix(pinned, matrix, new Float32Array(0), topK),
         error: `memory retrieval failed: ${(error as Error).message}`,
       };
     }

@@ -197,3 +197,61 @@ export function evictionOrder(memories: readonly EvictionCandidate[], capacity: 
     .slice(0, excess)
     .map(({ memory }) => memory.id);
 }
+
+/** A retrieval candidate whose vector is a row of the adventure's matrix (null: not embedded). */
+export interface MatrixCandidate {
+  id: string;
+  text: string;
+  pinned: boolean;
+  row: number | null;
+}
+
+function rowCosine(matrix: VectorMatrix, row: number, query: Float32Array, queryNorm: number) {
+  const { dimensions, data, norms } = matrix;
+  if (query.length !== dimensions || norms[row] === 0 || queryNorm === 0) return 0;
+  let dot = 0;
+  const base = row * dimensions;
+  for (let i = 0; i < dimensions; i++) dot += data[base + i] * query[i];
+  return dot / (norms[row] * queryNorm);
+}
+
+/**
+ * `rankMemories` over the cached matrix: the same answer (pins always used and counted toward
+ * top-K, pinned first, then the best others), but the others are scored in one pass over the
+ * matrix with its norms computed once. Rows that are no candidate now (withdrawn, forgotten,
+ * another text) are skipped; two candidates of one text share a row, and the older one stands.
+ */
+export function rankByMatrix(
+  candidates: readonly MatrixCandidate[],
+  matrix: VectorMatrix,
+  query: Float32Array,
+  topK: number,
+): RankedMemory[] {
+  const queryNorm = norm(query);
+  const pinned = candidates
+    .map((candidate, order) => ({ candidate, order }))
+    .filter(({ candidate }) => candidate.pinned)
+    .map(({ candidate, order }) => ({
+      candidate,
+      order,
+      score: candidate.row === null ? 0 : rowCosine(matrix, candidate.row, query, queryNorm),
+    }))
+    .sort((a, b) => b.score - a.score || a.order - b.order);
+  const room = Math.max(0, topK - pinned.length);
+  const owner = new Int32Array(matrix.count).fill(-1);
+  candidates.forEach((candidate, index) => {
+    if (!candidate.pinned && candidate.row !== null && owner[candidate.row] < 0) {
+      owner[candidate.row] = index;
+    }
+  });
+  const others = room === 0 ? [] : topKByCosine(matrix, query, room, (row) => owner[row] < 0);
+  return [
+    ...pinned.map(({ candidate, score }) => ({ candidate, score })),
+    ...others.map(([row, score]) => ({ candidate: candidates[owner[row]], score })),
+  ].map(({ candidate, score }) => ({
+    id: candidate.id,
+    text: candidate.text,
+    similarity: round4(score),
+    pinned: candidate.pinned,
+  }));
+}
