@@ -3,6 +3,7 @@
 // request that would have gone to a provider. Dependency-free (node:http).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 export interface FakeUsage {
   promptTokens: number;
@@ -55,6 +56,10 @@ export interface RecordedRequest {
   aborted: boolean;
   /** set when the response was finished or the socket closed */
   endedAt?: number;
+  /** performance.now() when the request reached the handler: sub-millisecond, for benchmarks */
+  receivedAtPerf?: number;
+  /** performance.now() when the response's last byte was handed to the socket */
+  finishedAtPerf?: number;
 }
 
 export interface FakeOpenAiServerOptions {
@@ -216,6 +221,7 @@ export class FakeOpenAiServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const receivedAtPerf = performance.now();
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
@@ -233,7 +239,11 @@ export class FakeOpenAiServer {
       body,
       receivedAt: Date.now(),
       aborted: false,
+      receivedAtPerf,
     };
+    res.once('finish', () => {
+      request.finishedAtPerf = performance.now();
+    });
     res.on('close', () => {
       request.aborted = !res.writableFinished;
       request.endedAt = Date.now();

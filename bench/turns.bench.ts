@@ -1,0 +1,376 @@
+// What the backend adds to a turn, measured from outside as a client sees it: the built API,
+// context worker and (idle) memory worker run as real processes against a scratch database and
+// queue prefix, and the model is a fake OpenAI-compatible server that answers at once. Two
+// intervals per turn, both on this process's clock (the client and the fake model share it):
+//   1. POST …/actions sent → the model request arriving at the fake server
+//      (auth, load, decide, append + outbox, the BullMQ handoff, the worker's pickup,
+//       projection load, context assembly, the model client's request),
+//   2. the model response's last byte written → `done` read from the turn's SSE stream
+//      (stream parsing, referee, the Narrated append, the Redis stream publish, the API's
+//       blocking read and the SSE write).
+// Each adventure plays turns back to back. Then sustained throughput over 64 adventures.
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { AppSystem, readTurnStream, type AppProcess } from '@chronicle/testing';
+import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-server';
+import { ms, summarize, type Timing } from './stats';
+
+const SINGLE_TURNS = 200;
+const CONCURRENT_ADVENTURES = 16;
+const CONCURRENT_SECONDS = 12;
+const SUSTAINED_ADVENTURES = 64;
+const SUSTAINED_SECONDS = 20;
+const WARMUP_TURNS = 3;
+
+const TARGET_P50_MS = 15;
+const TARGET_P99_MS = 60;
+const TARGET_TURNS_PER_SECOND = 100;
+
+const ADMIN_KEY = 'bench-admin-key-not-secret';
+
+/** The bench plays faster than any player: the per-key limits must not be what is measured. */
+const BENCH_ENV: Record<string, string> = {
+  ADMIN_API_KEY: ADMIN_KEY,
+  DEV_KEY_ON_START: 'false',
+  RATE_LIMIT_TURNS_PER_MINUTE: '100000',
+  RATE_LIMIT_WRITES_PER_MINUTE: '100000',
+  RATE_LIMIT_ANON_PER_MINUTE: '100000',
+  // A budget so large it never refuses: the check itself still runs on every turn, as in
+  // production.
+  DAILY_TOKEN_BUDGET: '2000000000',
+  // Production defaults rather than the e2e harness's test-friendly values.
+  DATABASE_POOL_SIZE: '10',
+  SNAPSHOT_EVERY: '50',
+  NARRATE_LOCK_MS: '30000',
+  OUTBOX_SWEEP_INTERVAL_MS: '5000',
+  LOG_LEVEL: 'info',
+  // A build outside the repository (npx tsc --outDir /tmp/…) finds node_modules through it.
+  ...(process.env.NODE_PATH ? { NODE_PATH: process.env.NODE_PATH } : {}),
+};
+
+// Each player action carries a marker, so the model request it caused can be told apart from
+// the other adventures' (the prompt replays earlier actions too: the last marker is this turn's).
+const MARKER = /\[bench (\d+)\.(\d+)\]/g;
+
+const REPLY =
+  'Rain needles across the harbour roofs and the lamps along the quay gutter. Somewhere ' +
+  'below, the tide sucks at the pilings and a bell answers it. You find a chalk mark on the ' +
+  "wall, a small number scratched beside it, and the keeper's clock ticks on, patient as ever.";
+
+interface TurnSample {
+  /** POST sent → model request received */
+  toModel: number;
+  /** model response finished → done read from the SSE stream */
+  toDone: number;
+  /** POST sent → 202 read */
+  accepted: number;
+  /** POST sent → done read */
+  total: number;
+  doneAt: number;
+}
+
+/** Model requests by marker, recorded as they arrive. */
+class ModelCalls {
+  private readonly byMarker = new Map<string, RecordedRequest>();
+
+  readonly reply = (request: RecordedRequest): FakeScript => {
+    if (request.path === '/v1/chat/completions' || request.path === '/v1/completions') {
+      const marker = lastMarker(promptOf(request.body));
+      if (marker) this.byMarker.set(marker, request);
+    }
+    return { text: REPLY, chunks: 8, usage: { cachedTokens: 64 } };
+  };
+
+  take(marker: string): RecordedRequest | undefined {
+    const request = this.byMarker.get(marker);
+    this.byMarker.delete(marker);
+    return request;
+  }
+}
+
+function promptOf(body: unknown): string {
+  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
+  if (typeof b.prompt === 'string') return b.prompt;
+  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+}
+
+function lastMarker(prompt: string): string | null {
+  let last: string | null = null;
+  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
+  return last;
+}
+
+class Player {
+  private turns = 0;
+
+  constructor(
+    private readonly apiUrl: string,
+    private readonly headers: Record<string, string>,
+    private readonly calls: ModelCalls,
+    readonly index: number,
+    readonly adventureId: string,
+  ) {}
+
+  async playTurn(): Promise<TurnSample> {
+    const marker = `${this.index}.${++this.turns}`;
+    const postedAt = performance.now();
+    const response = await fetch(`${this.apiUrl}/v1/adventures/${this.adventureId}/actions`, {
+      method: 'POST',
+      headers: { ...this.headers, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        type: 'do',
+        text: `read the chalk mark by the door [bench ${marker}]`,
+        id: randomUUID(),
+      }),
+    });
+    const body = (await response.json()) as { stream?: string };
+    const acceptedAt = performance.now();
+    if (response.status !== 202 || !body.stream) {
+      throw new Error(`POST actions: ${response.status} ${JSON.stringify(body)}`);
+    }
+    let doneAt = 0;
+    const stream = await readTurnStream(`${this.apiUrl}${body.stream}`, {
+      headers: this.headers,
+      timeoutMs: 30_000,
+      onFrame: (frame) => {
+        if (frame.event === 'done') doneAt = performance.now();
+      },
+    });
+    if (stream.outcome !== 'done') {
+      throw new Error(
+        `turn ${marker} ended with ${stream.outcome}: ${JSON.stringify(stream.final)}`,
+      );
+    }
+    const request = this.calls.take(marker);
+    if (request?.receivedAtPerf === undefined || request.finishedAtPerf === undefined) {
+      throw new Error(`turn ${marker}: no finished model request carried its marker`);
+    }
+    return {
+      toModel: request.receivedAtPerf - postedAt,
+      toDone: doneAt - request.finishedAtPerf,
+      accepted: acceptedAt - postedAt,
+      total: doneAt - postedAt,
+      doneAt,
+    };
+  }
+}
+
+interface PhaseResult {
+  adventures: number;
+  samples: TurnSample[];
+  seconds: number;
+  /** turns finished inside the window, per second */
+  turnsPerSecond: number;
+  cpu: CpuShares;
+  loopDelayP99: number;
+}
+
+/**
+ * Every player plays back to back until `turns` each or the deadline; turns that finish after
+ * the deadline are waited for but not counted in the rate.
+ */
+async function runPhase(
+  players: Player[],
+  until: { turnsEach?: number; seconds?: number },
+  processes: AppProcess[],
+): Promise<PhaseResult> {
+  const samples: TurnSample[] = [];
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  const cpuBefore = cpuTimes(processes);
+  loop.enable();
+  const started = performance.now();
+  const deadline = until.seconds === undefined ? Infinity : started + until.seconds * 1000;
+  await Promise.all(
+    players.map(async (player) => {
+      for (let turn = 0; turn < (until.turnsEach ?? Infinity); turn++) {
+        if (performance.now() >= deadline) break;
+        samples.push(await player.playTurn());
+      }
+    }),
+  );
+  loop.disable();
+  const end = Math.min(deadline, performance.now());
+  const seconds = (end - started) / 1000;
+  const inWindow = samples.filter((s) => s.doneAt <= end).length;
+  return {
+    adventures: players.length,
+    samples,
+    seconds,
+    turnsPerSecond: inWindow / seconds,
+    cpu: cpuShares(cpuBefore, cpuTimes(processes), (performance.now() - started) / 1000),
+    loopDelayP99: loop.percentile(99) / 1e6,
+  };
+}
+
+type CpuShares = Record<string, number>;
+
+/** User + system CPU seconds of this process and of each app, from /proc (Linux). */
+function cpuTimes(processes: AppProcess[]): Record<string, number> {
+  const times: Record<string, number> = {};
+  const self = process.cpuUsage();
+  times['bench (client + fake model)'] = (self.user + self.system) / 1e6;
+  for (const proc of processes) {
+    try {
+      // utime and stime are fields 14 and 15, in clock ticks (100 per second on Linux)
+      const fields = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      times[proc.app] = (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // not Linux, or the process is gone: leave it out
+    }
+  }
+  return times;
+}
+
+function cpuShares(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  seconds: number,
+): CpuShares {
+  const shares: CpuShares = {};
+  for (const name of Object.keys(after)) {
+    if (before[name] !== undefined) shares[name] = (after[name] - before[name]) / seconds;
+  }
+  return shares;
+}
+
+/** A user and an API key through the admin routes; no key when the installation has no auth. */
+async function benchKey(apiUrl: string): Promise<Record<string, string>> {
+  const post = (path: string, body: unknown) =>
+    fetch(`${apiUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+  const user = await post('/v1/admin/users', { name: 'bench' });
+  if (user.status === 404) return {};
+  if (user.status !== 201) throw new Error(`create user: ${user.status} ${await user.text()}`);
+  const { id } = (await user.json()) as { id: string };
+  const key = await post(`/v1/admin/users/${id}/keys`, { name: 'bench' });
+  if (key.status !== 201) throw new Error(`create key: ${key.status} ${await key.text()}`);
+  return { authorization: `Bearer ${((await key.json()) as { key: string }).key}` };
+}
+
+async function createAdventure(apiUrl: string, headers: Record<string, string>, index: number) {
+  const response = await fetch(`${apiUrl}/v1/adventures`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      title: `Bench ${index}`,
+      opening:
+        'You are ${Name}, keeper of the Saltmarch light. The lamp has been dark for three ' +
+        'nights, and the harbour master has stopped answering your letters.',
+      placeholders: { Name: 'Ada Quill' },
+      plotEssentials: 'The harbour master owes Ada money.',
+      authorsNote: 'Keep the weather hostile.',
+      persona: { name: 'Ada Quill', pronouns: 'she/her', description: 'A keeper with a debt.' },
+      storyCards: [
+        { name: 'Mira', keys: 'Mira', entry: 'Mira smuggles lamp oil.', type: 'character' },
+        { name: 'Chalk', keys: 'chalk', entry: 'Chalk marks count the days.', type: 'item' },
+      ],
+      settings: { model: 'fake-model', contextTokenBudget: 8192 },
+    }),
+  });
+  const body = (await response.json()) as { id?: string };
+  if (response.status !== 201 || !body.id) {
+    throw new Error(`create adventure: ${response.status} ${JSON.stringify(body)}`);
+  }
+  return body.id;
+}
+
+/** Keeps reading the apps' output (so the pipes never fill) without keeping it in memory. */
+function drainOutput(processes: AppProcess[]): void {
+  for (const proc of processes) {
+    proc.child.stdout?.removeAllListeners('data');
+    proc.child.stdout?.on('data', () => undefined);
+  }
+}
+
+export default async function turnsBench(): Promise<string> {
+  const calls = new ModelCalls();
+  const system = await AppSystem.start({
+    apps: ['api', 'context-worker', 'memory-worker'],
+    env: BENCH_ENV,
+    fake: { instant: true, maxRecorded: 256, defaultReply: calls.reply },
+  });
+  try {
+    return await system.explainFailure(async () => {
+      const apps = system.running();
+      // Captured output is for start-up failures; at 100 turns a second, keeping it would
+      // cost this process more than the measurement.
+      drainOutput(apps);
+      const headers = await benchKey(system.apiUrl);
+      const players: Player[] = [];
+      for (let i = 0; i < SUSTAINED_ADVENTURES; i++) {
+        const id = await createAdventure(system.apiUrl, headers, i);
+        players.push(new Player(system.apiUrl, headers, calls, i, id));
+      }
+
+      await runPhase(players, { turnsEach: WARMUP_TURNS }, apps);
+      const single = await runPhase(players.slice(0, 1), { turnsEach: SINGLE_TURNS }, apps);
+      const concurrent = await runPhase(
+        players.slice(0, CONCURRENT_ADVENTURES),
+        { seconds: CONCURRENT_SECONDS },
+        apps,
+      );
+      const sustained = await runPhase(players, { seconds: SUSTAINED_SECONDS }, apps);
+      return report(single, concurrent, sustained, headers.authorization !== undefined);
+    });
+  } finally {
+    await system.close();
+  }
+}
+
+function report(
+  single: PhaseResult,
+  concurrent: PhaseResult,
+  sustained: PhaseResult,
+  authenticated: boolean,
+): string {
+  const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
+  const timing = (phase: PhaseResult, pick: (s: TurnSample) => number): Timing =>
+    summarize(phase.samples.map(pick));
+  const phases = [single, concurrent, sustained];
+  const rows: string[] = [];
+  const measures: Array<[string, (s: TurnSample) => number, boolean]> = [
+    ['POST → model request arrives', (s) => s.toModel, true],
+    ['model last byte → `done` on SSE', (s) => s.toDone, true],
+    ['POST → 202 read', (s) => s.accepted, false],
+    ['POST → `done` (whole turn)', (s) => s.total, false],
+  ];
+  const verdicts: string[] = [];
+  for (const [name, pick, targeted] of measures) {
+    const [one, sixteen, many] = phases.map((p) => timing(p, pick));
+    const target = targeted ? `p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms at 16` : '—';
+    const ok = sixteen.p50 <= TARGET_P50_MS && sixteen.p99 <= TARGET_P99_MS;
+    rows.push(
+      `| ${name} | ${ms(one.p50)} / ${ms(one.p99)} | ${ms(sixteen.p50)} / ${ms(sixteen.p99)} | ${ms(many.p50)} / ${ms(many.p99)} | ${target} | ${targeted ? verdict(ok) : ''} |`,
+    );
+    if (targeted) {
+      verdicts.push(
+        `- ${name} at 16 adventures: p50 ${ms(sixteen.p50)}, p99 ${ms(sixteen.p99)}: ${verdict(ok)}.`,
+      );
+    }
+  }
+  const throughputOk = sustained.turnsPerSecond >= TARGET_TURNS_PER_SECOND;
+  const cpu = (phase: PhaseResult) =>
+    Object.entries(phase.cpu)
+      .map(([name, share]) => `${name} ${(share * 100).toFixed(0)}%`)
+      .join(', ');
+  return [
+    `## Turns: what the backend adds (built apps as processes, instant fake model)`,
+    '',
+    `API + context worker + idle memory worker on ${authenticated ? 'an API key (auth on)' : 'no key (auth not installed)'}; each adventure plays turns back to back. p50 / p99:`,
+    '',
+    `| measure | 1 adventure (${single.samples.length} turns) | ${concurrent.adventures} adventures (${concurrent.samples.length} turns) | ${sustained.adventures} adventures (${sustained.samples.length} turns) | target | verdict |`,
+    '|---|---|---|---|---|---|',
+    ...rows,
+    `| sustained turns/s | ${single.turnsPerSecond.toFixed(1)} | ${concurrent.turnsPerSecond.toFixed(1)} | ${sustained.turnsPerSecond.toFixed(1)} over ${sustained.seconds.toFixed(0)} s | ≥ ${TARGET_TURNS_PER_SECOND} at ${SUSTAINED_ADVENTURES} | ${verdict(throughputOk)} |`,
+    '',
+    ...verdicts,
+    `- Sustained ${sustained.turnsPerSecond.toFixed(1)} turns/s across ${sustained.adventures} adventures: ${verdict(throughputOk)}.`,
+    '',
+    `CPU (share of one core) at 16: ${cpu(concurrent)}; at ${SUSTAINED_ADVENTURES}: ${cpu(sustained)} (Postgres and Redis not counted). ` +
+      `The bench process's event-loop delay p99: ${ms(concurrent.loopDelayP99)} at 16, ${ms(sustained.loopDelayP99)} at ${SUSTAINED_ADVENTURES} — the client and the fake model share it, so that much of any figure may be the harness's.`,
+  ].join('\n');
+}
