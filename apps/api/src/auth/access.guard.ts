@@ -22,7 +22,7 @@ import { STARTS_TURN } from './starts-turn.decorator';
 // /v1/adventures/:id — streams, events, export, time travel and memories included — so no use
 // case can forget it. Another user's adventure is answered exactly like a missing one: 404.
 
-const ADVENTURE_ROUTE = '/v1/adventures/:id';
+const ADVENTURE_ROUTE = /^\/v1\/adventures\/:(\w+)(?:\/|$)/;
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The routes that give their caller a new adventure, held to LIMITS.adventuresPerUser. */
 const CREATES_ADVENTURE = new Set(['POST /v1/adventures', 'POST /v1/adventures/import']);
@@ -84,8 +84,11 @@ export class AccessGuard implements CanActivate {
       await this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes');
     }
 
-    if (route === ADVENTURE_ROUTE || route.startsWith(`${ADVENTURE_ROUTE}/`)) {
-      const adventureId = String(req.params.id);
+    // Whatever the route names its parameter, a path under /v1/adventures/:param is that
+    // adventure's: fail closed rather than trust every controller to call it `id`.
+    const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
+    if (adventureParam !== undefined) {
+      const adventureId = String(req.params[adventureParam]);
       if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
         throw new NotFoundError(`adventure ${adventureId} not found`);
       }
