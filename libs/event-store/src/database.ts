@@ -40,7 +40,8 @@ export interface SnapshotsTable {
   stream_id: string;
   projector_version: number;
   version: number;
-  state: Jsonb;
+  /** JSON as text: written and read whole, so the server never converts it (see the migration). */
+  state: string;
   created_at: Generated<Date>;
 }
 

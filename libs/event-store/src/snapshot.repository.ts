@@ -1,13 +1,39 @@
-import { type Kysely } from 'kysely';
-import type { Database } from './database';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Database, SnapshotsTable } from './database';
 import type { Snapshot } from './event-store.types';
 
+export interface SnapshotRepositoryOptions {
+  /**
+   * Checkpoint spacing in stream versions: besides the latest snapshot, the oldest one in each
+   * stretch of this many versions is kept, so a read at any version folds at most about this
+   * many events from a snapshot below it. The rest are pruned when a newer one is saved.
+   */
+  checkpointEvery?: number;
+}
+
+export const DEFAULT_CHECKPOINT_EVERY = 1_000;
+
+// Snapshots are kept by version (see the 20251130120000 migration): the latest serves loads,
+// the checkpoints serve reads at an older version. Storage stays bounded: one row per
+// `checkpointEvery` versions plus the latest, about 10 rows for a 10,000-event adventure.
 export class SnapshotRepository {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** See `SnapshotRepositoryOptions`; readers use it to decide when a long fold leaves a checkpoint. */
+  readonly checkpointEvery: number;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    options: SnapshotRepositoryOptions = {},
+  ) {
+    this.checkpointEvery = options.checkpointEvery ?? DEFAULT_CHECKPOINT_EVERY;
+    if (!Number.isInteger(this.checkpointEvery) || this.checkpointEvery < 1) {
+      throw new Error(`checkpointEvery must be a positive integer, got ${this.checkpointEvery}`);
+    }
+  }
 
   /**
-   * Keeps the newest snapshot per stream and projector version: a slower
-   * writer holding an older state never replaces a newer one.
+   * Stores the state at `version` (replacing one stored at the same version) and prunes the
+   * snapshots that are neither the latest nor a checkpoint. A slower writer holding an older
+   * state never hides a newer one: loads take the highest version.
    */
   async saveSnapshot(
     streamId: string,
@@ -16,7 +42,8 @@ export class SnapshotRepository {
     state: unknown,
     trx?: Kysely<Database>,
   ): Promise<void> {
-    await (trx ?? this.db)
+    const db = trx ?? this.db;
+    await db
       .insertInto('snapshots')
       .values({
         stream_id: streamId,
@@ -25,35 +52,89 @@ export class SnapshotRepository {
         state: JSON.stringify(state),
       })
       .onConflict((oc) =>
-        oc
-          .columns(['stream_id', 'projector_version'])
-          .doUpdateSet((eb) => ({
-            version: eb.ref('excluded.version'),
-            state: eb.ref('excluded.state'),
-            created_at: eb.ref('excluded.created_at'),
-          }))
-          .where('snapshots.version', '<=', (eb) => eb.ref('excluded.version')),
+        oc.columns(['stream_id', 'projector_version', 'version']).doUpdateSet((eb) => ({
+          state: eb.ref('excluded.state'),
+          created_at: eb.ref('excluded.created_at'),
+        })),
       )
       .execute();
+    // Keep the latest and, in each stretch of `checkpointEvery` versions, the oldest.
+    await sql`
+      DELETE FROM snapshots s
+      WHERE s.stream_id = ${streamId}
+        AND s.projector_version = ${projectorVersion}
+        AND s.version < (
+          SELECT max(version) FROM snapshots
+          WHERE stream_id = ${streamId} AND projector_version = ${projectorVersion}
+        )
+        AND EXISTS (
+          SELECT 1 FROM snapshots older
+          WHERE older.stream_id = s.stream_id
+            AND older.projector_version = s.projector_version
+            AND older.version < s.version
+            AND older.version / ${this.checkpointEvery}::integer = s.version / ${this.checkpointEvery}::integer
+        )
+    `.execute(db);
   }
 
+  /** The newest snapshot of a stream under a projector version. */
   async loadSnapshot<State = unknown>(
     streamId: string,
     projectorVersion: number,
     trx?: Kysely<Database>,
   ): Promise<Snapshot<State> | undefined> {
-    const row = await (trx ?? this.db)
+    return this.loadAtOrBelow<State>(streamId, projectorVersion, null, trx);
+  }
+
+  /** The newest snapshot whose version is at or below `version` (for a read at that version). */
+  async loadSnapshotAt<State = unknown>(
+    streamId: string,
+    projectorVersion: number,
+    version: number,
+    trx?: Kysely<Database>,
+  ): Promise<Snapshot<State> | undefined> {
+    return this.loadAtOrBelow<State>(streamId, projectorVersion, version, trx);
+  }
+
+  /** The versions kept for a stream under a projector version, ascending (for tests and tools). */
+  async listVersions(
+    streamId: string,
+    projectorVersion: number,
+    trx?: Kysely<Database>,
+  ): Promise<number[]> {
+    const rows = await (trx ?? this.db)
+      .selectFrom('snapshots')
+      .select('version')
+      .where('stream_id', '=', streamId)
+      .where('projector_version', '=', projectorVersion)
+      .orderBy('version')
+      .execute();
+    return rows.map((row) => row.version);
+  }
+
+  private async loadAtOrBelow<State>(
+    streamId: string,
+    projectorVersion: number,
+    version: number | null,
+    trx?: Kysely<Database>,
+  ): Promise<Snapshot<State> | undefined> {
+    let query = (trx ?? this.db)
       .selectFrom('snapshots')
       .selectAll()
       .where('stream_id', '=', streamId)
-      .where('projector_version', '=', projectorVersion)
+      .where('projector_version', '=', projectorVersion);
+    if (version !== null) query = query.where('version', '<=', version);
+    const row: Selectable<SnapshotsTable> | undefined = await query
+      .orderBy('version', 'desc')
+      .limit(1)
       .executeTakeFirst();
     if (!row) return undefined;
     return {
       streamId: row.stream_id,
       projectorVersion: row.projector_version,
       version: row.version,
-      state: row.state as State,
+      // Parsed here, once: the column is text so the server sends it as stored.
+      state: JSON.parse(row.state) as State,
       createdAt: row.created_at,
     };
   }

@@ -9,6 +9,7 @@ import * as createAppendToStreamFunction from './20251129180300-create-append-to
 import * as replaceAppendToStreamFunction from './20251129190000-replace-append-to-stream-function';
 import * as createMemoryEmbeddings from './20251129200000-create-memory-embeddings';
 import * as createAccounts from './20251129210000-create-accounts';
+import * as snapshotsByVersionAsText from './20251130120000-snapshots-by-version-as-text';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '20251129190000-replace-append-to-stream-function': replaceAppendToStreamFunction,
   '20251129200000-create-memory-embeddings': createMemoryEmbeddings,
   '20251129210000-create-accounts': createAccounts,
+  '20251130120000-snapshots-by-version-as-text': snapshotsByVersionAsText,
 };
