@@ -4,6 +4,7 @@ import {
   adventureStreamId,
   decide,
   EVENT_SCHEMA_VERSIONS,
+  evolveInPlace,
   NotFoundError,
   projectFrom,
   projectorVersion,
@@ -88,6 +89,12 @@ export function toRecorded(event: StoredEvent): RecordedAdventureEvent {
   } as RecordedAdventureEvent;
 }
 
+/** Folds stored events onto a state nobody else holds, in place; returns it. */
+function foldOnto(state: AdventureState, events: readonly StoredEvent[]): AdventureState {
+  for (const event of events) evolveInPlace(state, toRecorded(event));
+  return state;
+}
+
 export class AdventureRepository {
   private readonly cache = new Map<string, AdventureState>();
   private readonly cacheSize: number;
@@ -103,9 +110,13 @@ export class AdventureRepository {
   /** The projection at the head of the log, or null when the adventure does not exist. */
   async load(adventureId: string): Promise<AdventureState | null> {
     const streamId = adventureStreamId(adventureId);
-    const base = this.cache.get(adventureId) ?? (await this.loadSnapshot(streamId));
+    const cached = this.cache.get(adventureId);
+    const base = cached ?? (await this.loadSnapshot(streamId, null));
     const newer = await this.eventStore.readStream(streamId, { from: base.version + 1 });
-    const state = newer.length === 0 ? base : projectFrom(base, newer.map(toRecorded));
+    // A cached state may be held by a caller, so the fold copies it; a freshly decoded snapshot
+    // belongs to this call alone and is folded in place (copying its 10,000-key node record
+    // cost as much as decoding it).
+    const state = cached ? projectFrom(cached, newer.map(toRecorded)) : foldOnto(base, newer);
     if (state.id === null) return null;
     this.remember(adventureId, state);
     // No snapshot under this projector version (a new projector, or snapshots lost): the fold
@@ -122,18 +133,29 @@ export class AdventureRepository {
   }
 
   /**
-   * The projection as it was right after `version`: the newest snapshot at or
-   * below it (when one is kept) plus the events up to it.
+   * The projection as it was right after `version`: the newest snapshot at or below it (the
+   * latest, or a checkpoint; see SnapshotRepository) plus the events up to it. A read that had
+   * to fold more than a checkpoint's spacing leaves a checkpoint behind at the last multiple of
+   * that spacing, so the next read near there folds at most that many events.
    */
   async loadAt(adventureId: string, version: number): Promise<AdventureState> {
     const streamId = adventureStreamId(adventureId);
-    const snapshot = await this.loadSnapshot(streamId);
-    const base = snapshot.version <= version ? snapshot : initialState();
-    const events = await this.eventStore.readStream(streamId, {
-      from: base.version + 1,
-      to: version,
-    });
-    const state = projectFrom(base, events.map(toRecorded));
+    const state = await this.loadSnapshot(streamId, version);
+    const every = this.snapshots.checkpointEvery;
+    const checkpoint = Math.floor(version / every) * every;
+    if (checkpoint > state.version && version - state.version >= every) {
+      foldOnto(
+        state,
+        await this.eventStore.readStream(streamId, { from: state.version + 1, to: checkpoint }),
+      );
+      if (state.version === checkpoint) await this.saveSnapshot(streamId, state);
+    }
+    if (state.version < version) {
+      foldOnto(
+        state,
+        await this.eventStore.readStream(streamId, { from: state.version + 1, to: version }),
+      );
+    }
     if (state.id === null) throw new NotFoundError(`adventure ${adventureId} not found`);
     if (state.version < version) {
       throw new NotFoundError(
@@ -247,12 +269,16 @@ export class AdventureRepository {
   }
 
   /**
-   * The newest snapshot under this projector version, decoded; the empty state when there is
-   * none. A snapshot of another projector version is never read: its fold may mean something
-   * else, so the log is folded again and a new snapshot written (see `load`).
+   * The newest snapshot under this projector version (at or below `atOrBelow` when given),
+   * decoded; the empty state when there is none. Either way the result is this caller's own, to
+   * fold in place. A snapshot of another projector version or codec is never read: its fold may
+   * mean something else, so the log is folded again and a new snapshot written (see `load`).
    */
-  private async loadSnapshot(streamId: string): Promise<AdventureState> {
-    const snapshot = await this.snapshots.loadSnapshot(streamId, projectorVersion);
+  private async loadSnapshot(streamId: string, atOrBelow: number | null): Promise<AdventureState> {
+    const snapshot =
+      atOrBelow === null
+        ? await this.snapshots.loadSnapshot(streamId, projectorVersion)
+        : await this.snapshots.loadSnapshotAt(streamId, projectorVersion, atOrBelow);
     return (snapshot && decodeSnapshot(snapshot.state)) ?? initialState();
   }
 
