@@ -10,7 +10,7 @@
 // An event type this projector does not know is an error, not a no-op: a projection that skipped
 // an event would differ from the one its writer saw, and a replay would report it as equal.
 
-import type { NarrativeState } from '@chronicle/narrative';
+import type { NarrativeState, NarrativeTurn } from '@chronicle/narrative';
 import type { RecordedAdventureEvent } from './adventure.events';
 import {
   RECENT_TURNS_KEPT,
@@ -20,7 +20,7 @@ import {
   type PathEntry,
   type TurnOutcome,
 } from './adventure.state';
-import { applyNarrativeTurn, initialNarrativeState } from './narrative.port';
+import { applyNarrativeTurn, applyNarrativeTurns, initialNarrativeState } from './narrative.port';
 import { isMemoryEvent } from './memory.events';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 
@@ -92,7 +92,7 @@ export function isOnPath(state: AdventureState, actionId: string): boolean {
 }
 
 /** What a node adds to the narrative state; an erased node keeps only the player's corrections. */
-function contribution(node: ActionNode): Parameters<typeof applyNarrativeTurn>[1] {
+function contribution(node: ActionNode): NarrativeTurn {
   return node.erased
     ? { accepted: [], corrections: node.corrections }
     : { accepted: node.accepted, retconned: node.retconned, corrections: node.corrections };
@@ -102,27 +102,32 @@ function hasContribution(node: ActionNode): boolean {
   return node.accepted.length > 0 || node.corrections.length > 0;
 }
 
-/** Refolds the narrative state along the path: the state at the head and at its parent. */
-function refoldNarrative(draft: AdventureState): void {
-  let state: NarrativeState = initialNarrativeState();
-  let atParent = state;
-  for (const entry of draft.path) {
-    atParent = state;
-    const node = draft.nodes[entry.id];
-    if (hasContribution(node)) state = applyNarrativeTurn(state, contribution(node));
+/** The contributions of the path's nodes at depths `from` to `to` (inclusive), in order. */
+function contributions(state: AdventureState, from: number, to: number): NarrativeTurn[] {
+  const turns: NarrativeTurn[] = [];
+  for (let depth = Math.max(0, from); depth <= to && depth < state.path.length; depth++) {
+    const node = state.nodes[state.path[depth].id];
+    if (hasContribution(node)) turns.push(contribution(node));
   }
-  draft.narrative = state;
+  return turns;
+}
+
+/**
+ * Refolds the narrative state along the path: the state at the head and at its parent. The
+ * path up to the parent folds into one draft (see `applyNarrativeTurns`), the head onto that.
+ */
+function refoldNarrative(draft: AdventureState): void {
+  const last = draft.path.length - 1;
+  const atParent = applyNarrativeTurns(contributions(draft, 0, last - 1));
+  const head = last >= 0 ? draft.nodes[draft.path[last].id] : undefined;
+  draft.narrative =
+    head && hasContribution(head) ? applyNarrativeTurn(atParent, contribution(head)) : atParent;
   draft.narrativeAtParent = atParent;
 }
 
 /** The narrative state at the path's node at `depth` (its own contribution included). */
 export function narrativeAtDepth(state: AdventureState, depth: number): NarrativeState {
-  let narrative: NarrativeState = initialNarrativeState();
-  for (let index = 0; index <= depth && index < state.path.length; index++) {
-    const node = state.nodes[state.path[index].id];
-    if (hasContribution(node)) narrative = applyNarrativeTurn(narrative, contribution(node));
-  }
-  return narrative;
+  return applyNarrativeTurns(contributions(state, 0, depth));
 }
 
 /** The state at the head's parent, refolded when an undo left it unknown. */
@@ -150,14 +155,15 @@ function moveHead(draft: AdventureState, headId: string, version: number): void 
   const descends = from.length > 0 && chain[from.length - 1]?.id === from[from.length - 1].id;
   const ascends = chain.length < from.length && from[chain.length - 1]?.id === headId;
   if (descends && chain.length > from.length) {
-    let state = draft.narrative;
-    let atParent: NarrativeState | null = draft.narrativeAtParent;
-    for (let depth = from.length; depth < chain.length; depth++) {
-      atParent = state;
-      const node = draft.nodes[chain[depth].id];
-      if (hasContribution(node)) state = applyNarrativeTurn(state, contribution(node));
-    }
-    draft.narrative = state;
+    const last = chain.length - 1;
+    const atParent =
+      last > from.length
+        ? applyNarrativeTurns(contributions(draft, from.length, last - 1), draft.narrative)
+        : draft.narrative;
+    const head = draft.nodes[chain[last].id];
+    draft.narrative = hasContribution(head)
+      ? applyNarrativeTurn(atParent, contribution(head))
+      : atParent;
     draft.narrativeAtParent = atParent;
   } else if (
     ascends &&

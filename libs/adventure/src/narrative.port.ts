@@ -4,6 +4,7 @@
 import {
   InvalidCorrectionError,
   applyCorrection,
+  foldNarrative,
   foldTurn,
   initialNarrativeState,
   type Correction,
@@ -21,6 +22,17 @@ export { initialNarrativeState };
  */
 export function applyNarrativeTurn(state: NarrativeState, turn: NarrativeTurn): NarrativeState {
   return foldTurn(state, turn);
+}
+
+/**
+ * The state after several nodes' contributions in path order. One draft for the whole run: a
+ * refold along a 5,000-action path copied the entity record and the fact list once per node.
+ */
+export function applyNarrativeTurns(
+  turns: readonly NarrativeTurn[],
+  from: NarrativeState = initialNarrativeState(),
+): NarrativeState {
+  return foldNarrative(turns, from);
 }
 
 /** Applies a correction, or returns why it cannot be applied to this state. */
