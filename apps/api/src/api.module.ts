@@ -7,6 +7,7 @@ import { TurnStreamModule } from '@chronicle/turn-stream';
 import { APP_CONFIG } from './app-config.token';
 import { AdminController } from './admin/admin.controller';
 import { AuthModule } from './auth/auth.module';
+import { ReplayModule } from './replay/replay.module';
 import { AdventureCommandsUseCase } from './adventures/adventure-commands.use-case';
 import { AdventureIndexRepository } from './adventures/adventure-index.repository';
 import { AdventureReader } from './adventures/adventure.reader';
@@ -42,6 +43,7 @@ export class ApiModule {
         }),
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
+        ReplayModule,
       ],
       controllers: [HealthController, AdventuresController, TurnsController, AdminController],
       providers: [

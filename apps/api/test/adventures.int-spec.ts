@@ -190,7 +190,7 @@ describe('fields, cards and the list', () => {
     ]);
     expect(page.body.next).toBe(2);
     const at = await api.request('GET', `/v1/adventures/${id}/at/2`);
-    expect(at.body).toMatchObject({ version: 2, title: 'Second' });
+    expect(at.body).toMatchObject({ version: 2, projection: { fields: { title: 'Second' } } });
     const beyond = await api.request('GET', `/v1/adventures/${id}/at/9`);
     expect(beyond.status).toBe(404);
     const notNumber = await api.request('GET', `/v1/adventures/${id}/at/two`);

@@ -48,10 +48,6 @@ export class AdventureReader {
     return this.shape(await this.adventures.get(adventureId), page);
   }
 
-  async viewAt(adventureId: string, version: number, page: ActionsPageQuery = {}) {
-    return this.shape(await this.adventures.loadAt(adventureId, version), page);
-  }
-
   async list(page: AdventuresPageQuery) {
     const limit = page.limit ?? ADVENTURES_PAGE_DEFAULT;
     const ids = await this.owners.listOwnedBy(currentOwnerId(), page.after, limit);

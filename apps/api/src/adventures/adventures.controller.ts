@@ -1,5 +1,4 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   Delete,
@@ -7,7 +6,6 @@ import {
   HttpCode,
   HttpStatus,
   Param,
-  ParseIntPipe,
   Patch,
   Post,
   Put,
@@ -29,11 +27,6 @@ import { AdventureReader } from './adventure.reader';
 import { ContextPreviewUseCase } from './context-preview.use-case';
 import { CreateAdventureUseCase } from './create-adventure.use-case';
 import { ActionsPageQuery, AdventuresPageQuery, EventsPageQuery } from './paging.dto';
-
-const versionPipe = new ParseIntPipe({
-  exceptionFactory: () =>
-    new BadRequestException('version must be a stream version (a whole number)'),
-});
 
 @ApiTags('adventures')
 @Controller('v1/adventures')
@@ -167,15 +160,5 @@ export class AdventuresController {
   @ApiOperation({ summary: 'The event log, paged by stream version' })
   events(@Param('id') id: string, @Query() page: EventsPageQuery) {
     return this.reader.eventLog(id, page);
-  }
-
-  @Get(':id/at/:version')
-  @ApiOperation({ summary: 'The projection as it was right after that version' })
-  at(
-    @Param('id') id: string,
-    @Param('version', versionPipe) version: number,
-    @Query() page: ActionsPageQuery,
-  ) {
-    return this.reader.viewAt(id, version, page);
   }
 }

@@ -1,9 +1,13 @@
-import { type DynamicModule, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomUUID } from 'node:crypto';
 import { AccountsRepository } from '@chronicle/accounts';
-import { canonicalJson, createAdventureCommand, narrationCommand } from '@chronicle/adventure';
+import {
+  canonicalJson,
+  createAdventureCommand,
+  narrationCommand,
+  type AdventureState,
+} from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import {
@@ -16,13 +20,8 @@ import {
 import { sql } from 'kysely';
 import { configureHttp } from '../api.bootstrap';
 import { ApiModule } from '../api.module';
-import { ReplayModule } from './replay.module';
 
-// The replay routes over HTTP, on the API as ApiModule builds it plus ReplayModule (until
-// ApiModule imports it itself).
-
-@Module({})
-class ReplayTestRoot {}
+// The replay routes over HTTP, on the API as ApiModule builds it.
 
 describe('replay routes (HTTP, Postgres)', () => {
   let database: TestDatabase;
@@ -56,11 +55,7 @@ describe('replay routes (HTTP, Postgres)', () => {
       modelApiKey: undefined,
       adminApiKey: ADMIN_KEY,
     };
-    const root: DynamicModule = {
-      module: ReplayTestRoot,
-      imports: [ReplayModule, ApiModule.forRoot(config)],
-    };
-    app = await NestFactory.create<NestExpressApplication>(root, {
+    app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
       logger: new JsonLogger('api', 'error'),
       bodyParser: false,
     });
@@ -119,13 +114,17 @@ describe('replay routes (HTTP, Postgres)', () => {
     for (let version = 1; version <= 21; version++) {
       const response = await call(`/v1/adventures/${adventureId}/at/${version}`);
       expect(response.status).toBe(200);
-      const body = await response.json();
+      const body = (await response.json()) as {
+        projection: AdventureState;
+        narrativeState: unknown;
+        context: { version: number; manifest: { turn: number } } | null;
+      };
       expect(canonicalJson(body.projection)).toBe(recorded.get(version));
       expect(body.narrativeState).toEqual(body.projection.narrative);
       // Narrations sit at odd versions from 3: turn n is narrated at version 2n + 3.
       const lastNarrated = version < 3 ? null : version - ((version - 3) % 2);
       expect(body.context?.version ?? null).toBe(lastNarrated);
-      if (lastNarrated) expect(body.context.manifest.turn).toBe((lastNarrated - 3) / 2);
+      if (lastNarrated) expect(body.context?.manifest.turn).toBe((lastNarrated - 3) / 2);
     }
     const beyond = await call(`/v1/adventures/${adventureId}/at/99`);
     expect(beyond.status).toBe(404);
@@ -151,7 +150,9 @@ describe('replay routes (HTTP, Postgres)', () => {
       body: lines.join('\n'),
     });
     expect(refused.status).toBe(400);
-    expect((await refused.json()).message).toMatch(/line 10: not valid JSON/);
+    expect(((await refused.json()) as { message: string }).message).toMatch(
+      /line 10: not valid JSON/,
+    );
     expect(await count()).toBe(before);
 
     const imported = await call(`/v1/adventures/import`, {
@@ -160,10 +161,12 @@ describe('replay routes (HTTP, Postgres)', () => {
       body: text,
     });
     expect(imported.status).toBe(201);
-    const body = await imported.json();
+    const body = (await imported.json()) as { adventureId: string };
     expect(body).toMatchObject({ version: 21, sourceAdventureId: adventureId, events: 21 });
     expect(body.adventureId).not.toBe(adventureId);
-    const copy = await (await call(`/v1/adventures/${body.adventureId}/at/21`)).json();
+    const copy = (await (await call(`/v1/adventures/${body.adventureId}/at/21`)).json()) as {
+      projection: AdventureState;
+    };
     const original = JSON.parse(recorded.get(21) as string);
     expect(canonicalJson({ ...copy.projection, id: null, ownerId: null })).toBe(
       canonicalJson({ ...original, id: null, ownerId: null }),
