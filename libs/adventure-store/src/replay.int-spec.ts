@@ -222,4 +222,32 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
     ]);
     expect((await replayer.replay(adventureId)).equal).toBe(true);
   });
+
+  it('given checkpoints every 20 versions, then a read far below the latest starts from a checkpoint, leaves one behind, and still reads as recorded', async () => {
+    const spaced = new SnapshotRepository(database.db, { checkpointEvery: 20 });
+    const live = new AdventureRepository(events, spaced, { snapshotEvery: 7 });
+    const { adventureId, recorded } = await play(live, 30);
+    const streamId = adventureStreamId(adventureId);
+    const latest = Math.max(...recorded.keys());
+    const kept = await spaced.listVersions(streamId, projectorVersion);
+    // Bounded: at most one per stretch of 20 versions, plus the latest.
+    expect(kept.length).toBeLessThanOrEqual(Math.ceil(latest / 20) + 1);
+    expect(kept.at(-1)).toBeGreaterThan(latest - 7);
+
+    // Without the checkpoints below the latest, a read at 45 folds from the first event and
+    // leaves a checkpoint at 40 for the next one.
+    await sql`DELETE FROM snapshots WHERE stream_id = ${streamId} AND version < ${latest - 7}`.execute(
+      database.db,
+    );
+    const reader = new AdventureRepository(events, spaced, { snapshotEvery: 7 });
+    expect(canonicalJson(await reader.loadAt(adventureId, 45))).toBe(recorded.get(45));
+    expect(await spaced.listVersions(streamId, projectorVersion)).toContain(40);
+    for (let version = 1; version <= latest; version++) {
+      expect(canonicalJson(await reader.loadAt(adventureId, version))).toBe(recorded.get(version));
+    }
+    expect(await replayerWith(spaced).replay(adventureId)).toMatchObject({ equal: true });
+  });
+
+  const replayerWith = (snapshotStore: SnapshotRepository) =>
+    new AdventureReplayer(events, snapshotStore);
 });

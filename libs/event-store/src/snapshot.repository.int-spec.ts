@@ -37,4 +37,27 @@ describe('SnapshotRepository (Postgres)', () => {
 
     expect(await snapshots.loadSnapshot('adventure-2', 1)).toMatchObject({ version: 30 });
   });
+
+  it('keeps the latest and the oldest snapshot in each stretch of checkpointEvery versions, and reads the nearest at or below a version', async () => {
+    const spaced = new SnapshotRepository(testDb.db, { checkpointEvery: 100 });
+    for (let version = 50; version <= 500; version += 50) {
+      await spaced.saveSnapshot('adventure-3', 1, version, { at: version });
+    }
+    // 50 (stretch 0), 100, 200, 300, 400 (each stretch's oldest) and 500 (the latest).
+    expect(await spaced.listVersions('adventure-3', 1)).toEqual([50, 100, 200, 300, 400, 500]);
+    expect(await spaced.loadSnapshotAt('adventure-3', 1, 399)).toMatchObject({
+      version: 300,
+      state: { at: 300 },
+    });
+    expect(await spaced.loadSnapshotAt('adventure-3', 1, 500)).toMatchObject({ version: 500 });
+    expect(await spaced.loadSnapshotAt('adventure-3', 1, 49)).toBeUndefined();
+    expect(await spaced.loadSnapshot('adventure-3', 1)).toMatchObject({ version: 500 });
+  });
+
+  it('replaces a snapshot saved again at the same version', async () => {
+    await snapshots.saveSnapshot('adventure-4', 1, 10, { take: 1 });
+    await snapshots.saveSnapshot('adventure-4', 1, 10, { take: 2 });
+    expect(await snapshots.loadSnapshot('adventure-4', 1)).toMatchObject({ state: { take: 2 } });
+    expect(await snapshots.listVersions('adventure-4', 1)).toEqual([10]);
+  });
 });
