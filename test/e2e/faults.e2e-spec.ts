@@ -101,7 +101,9 @@ it('records NarrationFailed after three 500s, ends the stream with error, and un
     expect(narrated).toHaveLength(0);
     expect(failed).toHaveLength(1);
     expect(failed[0].data.attempts).toBe(3);
-    expect(failed[0].data.error).not.toContain('test-key');
+    // NarrationFailed v2 names the plain message `message` (v1 called it `error`).
+    expect(failed[0].data.message).toBe(message);
+    expect(failed[0].data.message).not.toContain('test-key');
     const status = await client.turn(adventureId, accepted.body.turnId);
     expect(status.body).toEqual(expect.objectContaining({ status: 'failed' }));
 
