@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { AdventureStoreModule } from '@chronicle/adventure-store';
 import { EventStoreModule } from '@chronicle/event-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import { QueueModule } from '@chronicle/queue';
+import { QueueModule, JobName } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import { APP_CONFIG } from './app-config.token';
 import { AdminController } from './admin/admin.controller';
@@ -33,7 +33,11 @@ export class ApiModule {
           sweepOutbox: true,
           outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
         }),
-        QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        QueueModule.forRoot({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
+        }),
         AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         ControlPlaneModule.forRoot({

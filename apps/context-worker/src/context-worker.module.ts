@@ -4,7 +4,13 @@ import { AdventureStoreModule } from '@chronicle/adventure-store';
 import { EventStoreModule } from '@chronicle/event-store';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import { narrateBackoff, QueueModule, QueueName, workerConnectionOptions } from '@chronicle/queue';
+import {
+  narrateBackoff,
+  QueueModule,
+  QueueName,
+  workerConnectionOptions,
+  JobName,
+} from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import type { ConnectionOptions, WorkerOptions } from 'bullmq';
 import { MemoryRetrieval } from './memory-retrieval';
@@ -46,7 +52,11 @@ export class ContextWorkerModule {
           sweepOutbox: true,
           outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
         }),
-        QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        QueueModule.forRoot({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
+        }),
         AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
         // Retrieval embeds the turn's query with the installation's embedder (offline: no key).
         MemoryStoreModule.forRoot({

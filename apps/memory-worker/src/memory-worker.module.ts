@@ -9,6 +9,7 @@ import {
   QueueModule,
   QueueName,
   workerConnectionOptions,
+  JobName,
 } from '@chronicle/queue';
 import type { ConnectionOptions, WorkerOptions } from 'bullmq';
 import Redis from 'ioredis';
@@ -51,7 +52,11 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
           sweepOutbox: true,
           outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
         }),
-        QueueModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        QueueModule.forRoot({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
+        }),
         AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
         MemoryStoreModule.forRoot({
           model: {

@@ -72,6 +72,24 @@ describe('QueueModule (Redis)', () => {
     }
   });
 
+  it('takes the attempts per job from its configuration (NARRATE_ATTEMPTS)', async () => {
+    const producer = new QueueProducer({
+      redisUrl: TEST_REDIS_URL,
+      prefix,
+      attempts: { [JobName.NarrateTurn]: 7 },
+    });
+    try {
+      const { jobId } = await producer.enqueue(JobName.NarrateTurn, {
+        adventureId: 'a1',
+        turnId: 't-attempts',
+      });
+      const job = await producer.queue(QueueName.Narrate).getJob(jobId as string);
+      expect(job?.opts.attempts).toBe(7);
+    } finally {
+      await producer.close();
+    }
+  });
+
   it('refuses a prefix containing ":"', () => {
     expect(() => new QueueProducer({ redisUrl: TEST_REDIS_URL, prefix: 'a:b' })).toThrow(':');
   });

@@ -19,6 +19,8 @@ export interface QueueConfig {
   redisUrl: string;
   /** BullMQ key prefix; tests use one per file so they never see each other's jobs. */
   prefix: string;
+  /** Attempts per job name, overriding the registry's default (NARRATE_ATTEMPTS, say). */
+  attempts?: Partial<Record<JobName, number>>;
 }
 
 export interface EnqueueOptions {
@@ -57,6 +59,8 @@ export class QueueProducer {
     options: EnqueueOptions = {},
   ): Promise<{ jobId: string | undefined }> {
     const opts = jobOptions(jobName, payload);
+    const attempts = this.config.attempts?.[jobName];
+    if (attempts !== undefined) opts.attempts = attempts;
     if (options.jobId !== undefined) opts.jobId = safeJobId(options.jobId);
     const queue = this.queue(queueOf(jobName));
     // Before the first connect BullMQ waits for Redis without a bound; the race
