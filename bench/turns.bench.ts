@@ -11,8 +11,9 @@
 // Each adventure plays turns back to back. Then sustained throughput over 64 adventures.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import * as os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { AppSystem, readTurnStream, type AppProcess } from '@chronicle/testing';
+import { AppSystem, readTurnStream, withAdminClient, type AppProcess } from '@chronicle/testing';
 import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-server';
 import { ms, summarize, type Timing } from './stats';
 
@@ -47,6 +48,10 @@ const BENCH_ENV: Record<string, string> = {
   LOG_LEVEL: 'info',
   // A build outside the repository (npx tsc --outDir /tmp/…) finds node_modules through it.
   ...(process.env.NODE_PATH ? { NODE_PATH: process.env.NODE_PATH } : {}),
+  // BENCH_APP_NODE_OPTIONS: NODE_OPTIONS for the apps only (a --require'd profiler, say).
+  ...(process.env.BENCH_APP_NODE_OPTIONS
+    ? { NODE_OPTIONS: process.env.BENCH_APP_NODE_OPTIONS }
+    : {}),
 };
 
 // Each player action carries a marker, so the model request it caused can be told apart from
@@ -162,7 +167,13 @@ interface PhaseResult {
   seconds: number;
   /** turns finished inside the window, per second */
   turnsPerSecond: number;
-  cpu: CpuShares;
+  cpu: CpuSeconds;
+  /** wall seconds from the first turn to the last one's end */
+  elapsed: number;
+  /** the share of the machine's cores busy (all processes) */
+  machineBusy: number;
+  /** Postgres transactions (a statement outside one counts as one) per turn */
+  transactionsPerTurn: number;
   loopDelayP99: number;
 }
 
@@ -173,11 +184,13 @@ interface PhaseResult {
 async function runPhase(
   players: Player[],
   until: { turnsEach?: number; seconds?: number },
-  processes: AppProcess[],
+  probes: Probes,
 ): Promise<PhaseResult> {
   const samples: TurnSample[] = [];
   const loop = monitorEventLoopDelay({ resolution: 5 });
-  const cpuBefore = cpuTimes(processes);
+  const statementsBefore = await probes.statements();
+  const machineBefore = machineTimes();
+  const cpuBefore = cpuTimes(probes.processes);
   loop.enable();
   const started = performance.now();
   const deadline = until.seconds === undefined ? Infinity : started + until.seconds * 1000;
@@ -193,17 +206,56 @@ async function runPhase(
   const end = Math.min(deadline, performance.now());
   const seconds = (end - started) / 1000;
   const inWindow = samples.filter((s) => s.doneAt <= end).length;
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = cpuSpent(cpuBefore, cpuTimes(probes.processes));
+  const machine = machineTimes();
+  // Postgres counts a statement's transaction when it reports its statistics (about once a
+  // second): give the last ones time to land.
+  await new Promise((resolve) => setTimeout(resolve, 1_100));
   return {
     adventures: players.length,
     samples,
     seconds,
     turnsPerSecond: inWindow / seconds,
-    cpu: cpuShares(cpuBefore, cpuTimes(processes), (performance.now() - started) / 1000),
+    cpu,
+    elapsed,
+    machineBusy: (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total),
+    transactionsPerTurn: ((await probes.statements()) - statementsBefore) / samples.length,
     loopDelayP99: loop.percentile(99) / 1e6,
   };
 }
 
-type CpuShares = Record<string, number>;
+interface Probes {
+  processes: AppProcess[];
+  /** committed + rolled back transactions of the bench database so far */
+  statements: () => Promise<number>;
+}
+
+async function transactionCount(database: string): Promise<number> {
+  return withAdminClient(async (client) => {
+    await client.query('SELECT pg_stat_clear_snapshot()');
+    const { rows } = await client.query<{ n: string }>(
+      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1',
+      [database],
+    );
+    return Number(rows[0]?.n ?? 0);
+  });
+}
+
+/** Busy and total jiffies of the whole machine (every process, ours or not), from /proc/stat. */
+function machineTimes(): { busy: number; total: number } {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+    const total = cpu.reduce((sum, v) => sum + (Number.isFinite(v) ? v : 0), 0);
+    const idle = cpu[3] + cpu[4];
+    return { busy: total - idle, total };
+  } catch {
+    return { busy: NaN, total: NaN };
+  }
+}
+
+/** CPU seconds (user + system) spent by each process during a phase */
+type CpuSeconds = Record<string, number>;
 
 /** User + system CPU seconds of this process and of each app, from /proc (Linux). */
 function cpuTimes(processes: AppProcess[]): Record<string, number> {
@@ -222,27 +274,23 @@ function cpuTimes(processes: AppProcess[]): Record<string, number> {
   return times;
 }
 
-function cpuShares(
-  before: Record<string, number>,
-  after: Record<string, number>,
-  seconds: number,
-): CpuShares {
-  const shares: CpuShares = {};
+function cpuSpent(before: Record<string, number>, after: Record<string, number>): CpuSeconds {
+  const spent: CpuSeconds = {};
   for (const name of Object.keys(after)) {
-    if (before[name] !== undefined) shares[name] = (after[name] - before[name]) / seconds;
+    if (before[name] !== undefined) spent[name] = after[name] - before[name];
   }
-  return shares;
+  return spent;
 }
 
 /** A user and an API key through the admin routes; no key when the installation has no auth. */
-async function benchKey(apiUrl: string): Promise<Record<string, string>> {
+async function benchKey(apiUrl: string, index: number): Promise<Record<string, string>> {
   const post = (path: string, body: unknown) =>
     fetch(`${apiUrl}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const user = await post('/v1/admin/users', { name: 'bench' });
+  const user = await post('/v1/admin/users', { name: `player ${index}` });
   if (user.status === 404) return {};
   if (user.status !== 201) throw new Error(`create user: ${user.status} ${await user.text()}`);
   const { id } = (await user.json()) as { id: string };
@@ -299,27 +347,37 @@ export default async function turnsBench(): Promise<string> {
       // Captured output is for start-up failures; at 100 turns a second, keeping it would
       // cost this process more than the measurement.
       drainOutput(apps);
-      const headers = await benchKey(system.apiUrl);
+      // One player (user and key) per adventure, as in play: the per-key limits and the
+      // per-user daily budget then count what one player would.
       const players: Player[] = [];
+      let authenticated = false;
       for (let i = 0; i < SUSTAINED_ADVENTURES; i++) {
+        const headers = await benchKey(system.apiUrl, i);
+        authenticated = headers.authorization !== undefined;
         const id = await createAdventure(system.apiUrl, headers, i);
         players.push(new Player(system.apiUrl, headers, calls, i, id));
       }
+      const probes: Probes = {
+        processes: apps,
+        statements: () => transactionCount(system.database.name),
+      };
 
-      await runPhase(players, { turnsEach: WARMUP_TURNS }, apps);
-      const single = await runPhase(players.slice(0, 1), { turnsEach: SINGLE_TURNS }, apps);
+      await runPhase(players, { turnsEach: WARMUP_TURNS }, probes);
+      const single = await runPhase(players.slice(0, 1), { turnsEach: SINGLE_TURNS }, probes);
       const concurrent = await runPhase(
         players.slice(0, CONCURRENT_ADVENTURES),
         { seconds: CONCURRENT_SECONDS },
-        apps,
+        probes,
       );
-      const sustained = await runPhase(players, { seconds: SUSTAINED_SECONDS }, apps);
-      return report(single, concurrent, sustained, headers.authorization !== undefined);
+      const sustained = await runPhase(players, { seconds: SUSTAINED_SECONDS }, probes);
+      return report(single, concurrent, sustained, authenticated);
     });
   } finally {
     await system.close();
   }
 }
+
+const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
 
 function report(
   single: PhaseResult,
@@ -353,10 +411,16 @@ function report(
     }
   }
   const throughputOk = sustained.turnsPerSecond >= TARGET_TURNS_PER_SECOND;
-  const cpu = (phase: PhaseResult) =>
-    Object.entries(phase.cpu)
-      .map(([name, share]) => `${name} ${(share * 100).toFixed(0)}%`)
-      .join(', ');
+  // CPU per turn does not depend on what else the machine runs (much): it says what the
+  // targets need, where the latencies above may be other processes' queueing.
+  const perTurn = (phase: PhaseResult, name: string) =>
+    ((phase.cpu[name] ?? NaN) * 1000) / phase.samples.length;
+  const ours = (phase: PhaseResult) =>
+    Object.values(phase.cpu).reduce((sum, v) => sum + v, 0) / phase.elapsed;
+  const cpuRows = Object.keys(sustained.cpu).map(
+    (name) =>
+      `| ${name} | ${phases.map((p) => `${perTurn(p, name).toFixed(1)} ms (${pct(p.cpu[name] / p.elapsed)})`).join(' | ')} |`,
+  );
   return [
     `## Turns: what the backend adds (built apps as processes, instant fake model)`,
     '',
@@ -370,7 +434,16 @@ function report(
     ...verdicts,
     `- Sustained ${sustained.turnsPerSecond.toFixed(1)} turns/s across ${sustained.adventures} adventures: ${verdict(throughputOk)}.`,
     '',
-    `CPU (share of one core) at 16: ${cpu(concurrent)}; at ${SUSTAINED_ADVENTURES}: ${cpu(sustained)} (Postgres and Redis not counted). ` +
-      `The bench process's event-loop delay p99: ${ms(concurrent.loopDelayP99)} at 16, ${ms(sustained.loopDelayP99)} at ${SUSTAINED_ADVENTURES} — the client and the fake model share it, so that much of any figure may be the harness's.`,
+    `CPU per turn (user + system; in brackets, the share of one core it kept busy):`,
+    '',
+    `| process | 1 adventure | ${concurrent.adventures} adventures | ${sustained.adventures} adventures |`,
+    '|---|---|---|---|',
+    ...cpuRows,
+    `| Postgres transactions per turn | ${phases.map((p) => p.transactionsPerTurn.toFixed(1)).join(' | ')} |`,
+    `| whole machine busy (${os.cpus().length} cores, every process on it) | ${phases.map((p) => pct(p.machineBusy)).join(' | ')} |`,
+    '',
+    `Our processes kept ${phases.map((p) => pct(ours(p) / os.cpus().length)).join(' / ')} of the machine busy; Postgres and Redis are not in the table. ` +
+      `When the machine is busy near 100% with our share well below it, other work on the machine took the cores and the latencies above are mostly waiting for them. ` +
+      `The bench process's event-loop delay p99 was ${ms(concurrent.loopDelayP99)} at 16 and ${ms(sustained.loopDelayP99)} at ${SUSTAINED_ADVENTURES}: the client and the fake model share that loop, so up to that much of a figure may be the harness's.`,
   ].join('\n');
 }

@@ -26,6 +26,7 @@ import {
 import { JobName } from '@chronicle/queue';
 import { TURN_STREAM_REDIS, TurnStreamPublisher } from '@chronicle/turn-stream';
 import type Redis from 'ioredis';
+import { ActionTextCache } from './action-text.cache';
 import { MemoryRetrieval } from './memory-retrieval';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { ProseStreamFilter } from './prose-stream.filter';
@@ -79,6 +80,8 @@ const UNEXPECTED_FAILURE =
 @Injectable()
 export class NarrateTurnUseCase {
   private readonly logger = new Logger('NarrateTurn');
+  /** The history window's texts, read from the log once per process rather than every turn. */
+  private readonly actionTexts: ActionTextCache;
 
   constructor(
     private readonly adventures: AdventureRepository,
@@ -89,7 +92,9 @@ export class NarrateTurnUseCase {
     @Inject(MODEL_CLIENT) private readonly model: ModelClient,
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.actionTexts = new ActionTextCache(adventures);
+  }
 
   async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
@@ -122,7 +127,7 @@ export class NarrateTurnUseCase {
     }
 
     const memories = await this.memories.retrieve(state);
-    const built = await buildTurnContext(this.adventures, state, {
+    const built = await buildTurnContext(this.actionTexts, state, {
       defaultModel: this.config.modelName,
       memories,
     });
