@@ -52,8 +52,11 @@ export async function ensurePostgres(databaseUrl: string): Promise<void> {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
     if (found.rowCount === 0) {
       await client.query(`CREATE DATABASE "${database.replace(/"/g, '""')}"`).catch((error) => {
-        // Another process starting at the same moment may have created it.
-        if ((error as { code?: string }).code !== '42P04') throw error;
+        // Another process starting at the same moment may have created it:
+        // Postgres reports that as duplicate_database (42P04) or, when the two
+        // CREATEs race inside the catalog, as a unique violation (23505).
+        const code = (error as { code?: string }).code;
+        if (code !== '42P04' && code !== '23505') throw error;
       });
     }
   } finally {
