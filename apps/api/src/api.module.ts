@@ -1,8 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { AdventureStoreModule } from '@chronicle/adventure-store';
-import { EventStoreModule } from '@chronicle/event-store';
+import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import { QueueModule, JobName } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import { APP_CONFIG } from './app-config.token';
 import { AdminController } from './admin/admin.controller';
@@ -27,18 +25,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
-        EventStoreModule.forRoot({
-          connectionString: config.databaseUrl,
-          poolSize: config.databasePoolSize,
-          sweepOutbox: true,
-          outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
-        }),
-        QueueModule.forRoot({
-          redisUrl: config.redisUrl,
-          prefix: config.queuePrefix,
-          attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
-        }),
-        AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+        ...adventureInfrastructure(config),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,

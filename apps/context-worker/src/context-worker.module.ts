@@ -1,16 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { BullModule, Processor } from '@nestjs/bullmq';
-import { AdventureStoreModule } from '@chronicle/adventure-store';
-import { EventStoreModule } from '@chronicle/event-store';
+import { adventureInfrastructure } from '@chronicle/adventure-store';
+import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import {
-  narrateBackoff,
-  QueueModule,
-  QueueName,
-  workerConnectionOptions,
-  JobName,
-} from '@chronicle/queue';
+import { narrateBackoff, QueueName, workerConnectionOptions } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import type { ConnectionOptions, WorkerOptions } from 'bullmq';
 import { MemoryRetrieval } from './memory-retrieval';
@@ -44,30 +38,9 @@ export class ContextWorkerModule {
     return {
       module: ContextWorkerModule,
       imports: [
-        EventStoreModule.forRoot({
-          connectionString: config.databaseUrl,
-          poolSize: config.databasePoolSize,
-          // Narrated appends carry memory jobs in the outbox; this process relays them and
-          // sweeps what a crash left behind.
-          sweepOutbox: true,
-          outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
-        }),
-        QueueModule.forRoot({
-          redisUrl: config.redisUrl,
-          prefix: config.queuePrefix,
-          attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
-        }),
-        AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+        ...adventureInfrastructure(config),
         // Retrieval embeds the turn's query with the installation's embedder (offline: no key).
-        MemoryStoreModule.forRoot({
-          model: {
-            baseURL: config.modelBaseUrl,
-            apiKey: config.modelApiKey,
-            model: config.modelName,
-            embeddingModel: config.embeddingModel,
-            timeoutMs: config.modelTimeoutMs,
-          },
-        }),
+        MemoryStoreModule.forRoot({ model: modelConfigOf(config) }),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,

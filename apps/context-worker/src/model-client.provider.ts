@@ -1,6 +1,12 @@
 import { Logger, type Provider } from '@nestjs/common';
 import type { Narrator } from '@chronicle/adventure';
-import { createModelClient, isOfflineConfig, scrubSecret, type ModelClient } from '@chronicle/llm';
+import {
+  createModelClient,
+  isOfflineConfig,
+  modelConfigOf,
+  scrubSecret,
+  type ModelClient,
+} from '@chronicle/llm';
 import type { AppConfig } from '@chronicle/platform';
 import { WORKER_CONFIG } from './worker-config.token';
 
@@ -28,13 +34,7 @@ export const modelClientProviders: Provider[] = [
               defaultModel: config.modelName,
             },
       );
-      return createModelClient({
-        baseURL: config.modelBaseUrl,
-        apiKey: config.modelApiKey,
-        model: config.modelName,
-        embeddingModel: config.embeddingModel,
-        timeoutMs: config.modelTimeoutMs,
-      });
+      return createModelClient(modelConfigOf(config));
     },
   },
   {

@@ -1,16 +1,10 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { BullModule, Processor } from '@nestjs/bullmq';
-import { AdventureStoreModule } from '@chronicle/adventure-store';
-import { EventStoreModule } from '@chronicle/event-store';
+import { adventureInfrastructure } from '@chronicle/adventure-store';
+import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import {
-  producerConnectionOptions,
-  QueueModule,
-  QueueName,
-  workerConnectionOptions,
-  JobName,
-} from '@chronicle/queue';
+import { producerConnectionOptions, QueueName, workerConnectionOptions } from '@chronicle/queue';
 import type { ConnectionOptions, WorkerOptions } from 'bullmq';
 import Redis from 'ioredis';
 import { AdventureLock } from './adventure.lock';
@@ -45,28 +39,8 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
     return {
       module: MemoryWorkerModule,
       imports: [
-        EventStoreModule.forRoot({
-          connectionString: config.databaseUrl,
-          poolSize: config.databasePoolSize,
-          // Memory and summary events may carry follow-up jobs; this process relays them too.
-          sweepOutbox: true,
-          outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
-        }),
-        QueueModule.forRoot({
-          redisUrl: config.redisUrl,
-          prefix: config.queuePrefix,
-          attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
-        }),
-        AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
-        MemoryStoreModule.forRoot({
-          model: {
-            baseURL: config.modelBaseUrl,
-            apiKey: config.modelApiKey,
-            model: config.modelName,
-            embeddingModel: config.embeddingModel,
-            timeoutMs: config.modelTimeoutMs,
-          },
-        }),
+        ...adventureInfrastructure(config),
+        MemoryStoreModule.forRoot({ model: modelConfigOf(config) }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,
           installation: config.queuePrefix,

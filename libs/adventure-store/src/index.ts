@@ -5,3 +5,4 @@ export * from './snapshot.codec';
 export * from './replay';
 export * from './adventure-export';
 export * from './adventure-import';
+export * from './adventure-infrastructure';

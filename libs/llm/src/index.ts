@@ -17,4 +17,9 @@ export { OFFLINE_MODEL, OfflineNarrator, knownEntities, offlineReply } from './o
 export { cosineSimilarity, type Embedder } from './embedder';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai.embedder';
 export { OFFLINE_EMBEDDING_MODEL, OfflineEmbedder, offlineEmbedding } from './offline.embedder';
-export { createEmbedder, createModelClient, isOfflineConfig } from './model-client.factory';
+export {
+  createEmbedder,
+  createModelClient,
+  isOfflineConfig,
+  modelConfigOf,
+} from './model-client.factory';

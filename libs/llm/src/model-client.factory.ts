@@ -39,3 +39,20 @@ export function createEmbedder(config: ModelConfig): Embedder {
 export function isOfflineConfig(config: Pick<ModelConfig, 'apiKey'>): boolean {
   return !hasKey(config);
 }
+
+/** The installation's model settings, as the validated configuration names them. */
+export function modelConfigOf(config: {
+  modelBaseUrl: string;
+  modelApiKey?: string;
+  modelName: string;
+  embeddingModel: string;
+  modelTimeoutMs: number;
+}): ModelConfig {
+  return {
+    baseURL: config.modelBaseUrl,
+    apiKey: config.modelApiKey,
+    model: config.modelName,
+    embeddingModel: config.embeddingModel,
+    timeoutMs: config.modelTimeoutMs,
+  };
+}

@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { MemoriesController } from './memories.controller';
@@ -10,17 +11,7 @@ export class MemoriesModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: MemoriesModule,
-      imports: [
-        MemoryStoreModule.forRoot({
-          model: {
-            baseURL: config.modelBaseUrl,
-            apiKey: config.modelApiKey,
-            model: config.modelName,
-            embeddingModel: config.embeddingModel,
-            timeoutMs: config.modelTimeoutMs,
-          },
-        }),
-      ],
+      imports: [MemoryStoreModule.forRoot({ model: modelConfigOf(config) })],
       controllers: [MemoriesController],
       providers: [MemoriesUseCase],
     };

@@ -1,0 +1,38 @@
+import type { DynamicModule } from '@nestjs/common';
+import { EventStoreModule } from '@chronicle/event-store';
+import { JobName, QueueModule } from '@chronicle/queue';
+import { AdventureStoreModule } from './adventure-store.module';
+
+/** The settings the shared infrastructure reads (a subset of @chronicle/platform's AppConfig). */
+export interface InfrastructureConfig {
+  databaseUrl: string;
+  databasePoolSize: number;
+  redisUrl: string;
+  queuePrefix: string;
+  narrateAttempts: number;
+  snapshotEvery: number;
+  outboxSweepIntervalMs: number;
+}
+
+/**
+ * What every app stands on, configured one way: the event store (one pool,
+ * and the outbox sweeper — every app appends events that carry jobs, so every
+ * app relays its own and sweeps what a crash left behind), the queue producer
+ * and the adventure repository.
+ */
+export function adventureInfrastructure(config: InfrastructureConfig): DynamicModule[] {
+  return [
+    EventStoreModule.forRoot({
+      connectionString: config.databaseUrl,
+      poolSize: config.databasePoolSize,
+      sweepOutbox: true,
+      outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
+    }),
+    QueueModule.forRoot({
+      redisUrl: config.redisUrl,
+      prefix: config.queuePrefix,
+      attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
+    }),
+    AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+  ];
+}
