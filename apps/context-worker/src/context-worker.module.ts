@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { BullModule, Processor } from '@nestjs/bullmq';
+import { AccountsModule } from '@chronicle/accounts';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
@@ -39,6 +40,8 @@ export class ContextWorkerModule {
       module: ContextWorkerModule,
       imports: [
         ...adventureInfrastructure(config),
+        // Each narration's tokens go onto its owner's daily counter, which the API's budget reads.
+        AccountsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         // Retrieval embeds the turn's query with the installation's embedder (offline: no key).
         MemoryStoreModule.forRoot({ model: modelConfigOf(config) }),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),

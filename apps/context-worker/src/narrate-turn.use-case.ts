@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DailyTokenBudget } from '@chronicle/accounts';
 import {
   decide,
   narrativeForTurn,
@@ -92,6 +93,7 @@ export class NarrateTurnUseCase {
     @Inject(MODEL_CLIENT) private readonly model: ModelClient,
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly budget: DailyTokenBudget,
   ) {
     this.actionTexts = new ActionTextCache(adventures);
   }
@@ -232,6 +234,7 @@ export class NarrateTurnUseCase {
       },
     );
     const version = handled.state.version;
+    if (!handled.duplicate) await this.countTokens(handled.state, done.usage);
     await this.stream.publish(turnId, 'done', {
       action: { id: actionId, text: parsed.narration, type: 'ai' },
       turnId,
@@ -311,6 +314,23 @@ export class NarrateTurnUseCase {
     await this.stream.publish(turnId, 'error', { message });
     this.logger.warn({ msg: 'narration failed', error: message, attempts });
     return true;
+  }
+
+  /**
+   * Adds the narration's tokens to its owner's daily counter (see DailyTokenBudget: the log is
+   * the truth, the counter a shortcut the API's budget check reads). Only a first append counts,
+   * and a failure here costs the counter this narration, never the turn.
+   */
+  private async countTokens(state: AdventureState, usage: Usage): Promise<void> {
+    if (this.label.narrator === 'offline' || !state.ownerId) return;
+    await this.budget
+      .recordNarration(state.ownerId, usage.promptTokens + usage.completionTokens, new Date())
+      .catch((error: unknown) =>
+        this.logger.warn({
+          msg: "could not count the narration's tokens toward the daily budget",
+          error: describeError(error),
+        }),
+      );
   }
 
   /** True when an earlier run of this turn already streamed something past the player's entry. */

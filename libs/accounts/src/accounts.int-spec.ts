@@ -31,7 +31,14 @@ async function adventure(
   ownerId: string,
   narrations: { tokens: [number, number]; at?: Date; narrator?: string }[] = [],
 ): Promise<string> {
-  const id = randomUUID();
+  return adventureWithId(randomUUID(), ownerId, narrations);
+}
+
+async function adventureWithId(
+  id: string,
+  ownerId: string,
+  narrations: { tokens: [number, number]; at?: Date; narrator?: string }[] = [],
+): Promise<string> {
   const streamId = adventureStreamId(id);
   const events = [
     { type: 'AdventureCreated', data: { adventureId: id, ownerId }, at: new Date() },
@@ -95,6 +102,29 @@ describe('AccountsRepository', () => {
     expect(await accounts.getUser('not-a-uuid')).toBeNull();
   });
 
+  it('trusts a found key for the cache TTL: a revoke here drops it at once, one elsewhere shows after the TTL', async () => {
+    let clock = 1_000_000;
+    const here = new AccountsRepository(db, { keyCacheTtlMs: 10_000, now: () => clock });
+    const elsewhere = new AccountsRepository(db); // another API instance
+    const user = await here.createUser({ name: 'di' });
+    const first = (await here.createKey(user.id))!;
+    const second = (await here.createKey(user.id))!;
+    expect(await here.authenticate(first.key)).not.toBeNull();
+    expect(await here.authenticate(second.key)).not.toBeNull();
+    // a wrong secret under a cached prefix is still refused
+    const [, prefix] = first.key.split('_');
+    expect(await here.authenticate(`chr_${prefix}_${'c'.repeat(43)}`)).toBeNull();
+
+    expect(await here.revokeKey(user.id, first.id)).toBe(true);
+    expect(await here.authenticate(first.key)).toBeNull();
+
+    expect(await elsewhere.revokeKey(user.id, second.id)).toBe(true);
+    clock += 9_999;
+    expect(await here.authenticate(second.key)).not.toBeNull();
+    clock += 2;
+    expect(await here.authenticate(second.key)).toBeNull();
+  });
+
   it('creates the development key once, only while there are no users', async () => {
     const empty = await createTestDatabase();
     try {
@@ -126,11 +156,34 @@ describe('AdventureOwners', () => {
     expect(await owners.listOwnedBy(userId, undefined, 2)).toEqual(ids.slice(0, 2));
     expect(await owners.listOwnedBy(userId, ids[1], 2)).toEqual([ids[2]]);
   });
+
+  it('keeps owners it has read (an owner never changes), never a missing adventure', async () => {
+    const owners = new AdventureOwners(db);
+    const userId = randomUUID();
+    const id = await adventure(userId);
+    expect(await owners.isOwnedBy(id, userId)).toBe(true);
+    // gone from the database (only a test does this): the owner read once still answers
+    await db.deleteFrom('events').where('stream_id', '=', adventureStreamId(id)).execute();
+    expect(await owners.ownerOf(id)).toBe(userId);
+
+    const later = randomUUID();
+    expect(await owners.ownerOf(later)).toBeNull();
+    await adventureWithId(later, userId);
+    expect(await owners.ownerOf(later)).toBe(userId);
+  });
 });
 
 describe('DailyTokenBudget', () => {
+  const redis = new Redis(TEST_REDIS_URL);
+  const prefix = testQueuePrefix('budget');
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
   it("sums today's remote narrations of the user's adventures", async () => {
-    const budget = new DailyTokenBudget(db);
+    const budget = new DailyTokenBudget(db, redis, prefix);
     const userId = randomUUID();
     const now = new Date();
     const yesterday = new Date(utcDay(now).start.getTime() - 1000);
@@ -147,6 +200,33 @@ describe('DailyTokenBudget', () => {
     );
     expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThan(0);
     expect((refused as RateLimitedError).retryAfterSeconds).toBeLessThanOrEqual(86400);
+  });
+
+  it('counts narrations on a counter seeded from the log, and rebuilds a lost counter from the log', async () => {
+    const budget = new DailyTokenBudget(db, redis, prefix);
+    const userId = randomUUID();
+    const now = new Date();
+    // no counter yet: the worker's count is left for the next check's sum of the log
+    await budget.recordNarration(userId, 40, now);
+    expect(await redis.keys(`${prefix}:token-budget:${userId}:*`)).toEqual([]);
+
+    await adventure(userId, [{ tokens: [100, 20] }]);
+    expect(await budget.usedToday(userId, now)).toBe(120);
+    // a narration after the seed: counted, no sum of the log
+    await adventure(userId, [{ tokens: [30, 3] }]);
+    await budget.recordNarration(userId, 33, now);
+    await budget.recordNarration(userId, 0, now);
+    expect(await budget.usedToday(userId, now)).toBe(153);
+    await expect(budget.assertAvailable(userId, 153, now)).rejects.toBeInstanceOf(RateLimitedError);
+
+    // Redis lost the counter: the log has the truth
+    await redis.del(...(await redis.keys(`${prefix}:token-budget:${userId}:*`)));
+    await adventure(userId, [{ tokens: [5, 5] }]);
+    expect(await budget.usedToday(userId, now)).toBe(163);
+    expect(await budget.sumFromLog(userId, now)).toBe(163);
+    // another day has its own counter
+    const tomorrow = new Date(utcDay(now).resetsAt.getTime() + 1000);
+    expect(await budget.usedToday(userId, tomorrow)).toBe(0);
   });
 });
 

@@ -15,7 +15,7 @@ import { AdventureOwners } from './adventure-owners.repository';
 import { RateLimiter } from './rate-limiter';
 import { DailyTokenBudget } from './token-budget';
 
-/** The Redis client behind the rate limits. */
+/** The Redis client behind the rate limits and the daily token counters. */
 export const ACCOUNTS_REDIS = Symbol('ACCOUNTS_REDIS');
 
 @Injectable()
@@ -26,7 +26,10 @@ class AccountsRedisCloser implements OnApplicationShutdown {
   }
 }
 
-/** Accounts, ownership, budgets and rate limits; needs EventStoreModule (global) for the DB. */
+/**
+ * Accounts, ownership, budgets and rate limits; needs EventStoreModule (global) for the DB. The
+ * context worker imports it too, to count each narration's tokens (DailyTokenBudget).
+ */
 @Global()
 @Module({})
 export class AccountsModule {
@@ -64,8 +67,9 @@ export class AccountsModule {
         },
         {
           provide: DailyTokenBudget,
-          useFactory: fromDb((db) => new DailyTokenBudget(db)),
-          inject: [EVENT_STORE_DB],
+          useFactory: (db: Kysely<unknown>, redis: Redis) =>
+            new DailyTokenBudget(db as unknown as Kysely<AccountsDatabase>, redis, options.prefix),
+          inject: [EVENT_STORE_DB, ACCOUNTS_REDIS],
         },
         {
           provide: RateLimiter,

@@ -2,9 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { AccountsDatabase } from './accounts.database';
 import { generateApiKey, parseApiKey, secretMatches } from './api-key';
+import { LruCache } from './lru.cache';
 
 // Users and their API keys. A key's secret is never stored: only its sha256, so a leaked
 // database does not leak working keys.
+//
+// Every /v1 request authenticates, so a key found in the database is kept in memory for a few
+// seconds (by prefix, with its stored hash: a hit still checks the secret, and no secret is held).
+// A revoke through this instance drops the key at once; one through another API instance is seen
+// here when the entry expires, so the cache's time to live is the worst-case revocation delay.
 
 export interface User {
   id: string;
@@ -37,11 +43,36 @@ export interface Authenticated {
 /** How stale `last_used_at` may get: one write a minute per key, not one per request. */
 const LAST_USED_RESOLUTION = '1 minute';
 
+/** How long an authenticated key is trusted without asking the database again. */
+export const KEY_CACHE_TTL_MS = 10_000;
+const KEY_CACHE_SIZE = 10_000;
+
+export interface AccountsRepositoryOptions {
+  /** 0 turns the key cache off. */
+  keyCacheTtlMs?: number;
+  now?: () => number;
+}
+
+interface CachedKey {
+  keyId: string;
+  secretHash: Buffer;
+  user: User;
+}
+
 /** Serialises the first-start development key across API instances starting at once. */
 const DEV_KEY_LOCK = 0x63687231; // "chr1"
 
 export class AccountsRepository {
-  constructor(private readonly db: Kysely<AccountsDatabase>) {}
+  private readonly keys: LruCache<string, CachedKey> | null;
+
+  constructor(
+    private readonly db: Kysely<AccountsDatabase>,
+    options: AccountsRepositoryOptions = {},
+  ) {
+    const ttlMs = options.keyCacheTtlMs ?? KEY_CACHE_TTL_MS;
+    this.keys =
+      ttlMs > 0 ? new LruCache({ capacity: KEY_CACHE_SIZE, ttlMs, now: options.now }) : null;
+  }
 
   async createUser(input: { name: string; dailyTokenBudget?: number | null }): Promise<User> {
     return this.insertUser(this.db, input);
@@ -81,8 +112,9 @@ export class AccountsRepository {
       .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
       .where('id', '=', keyId)
       .where('user_id', '=', userId)
-      .returning('id')
+      .returning('prefix')
       .executeTakeFirst();
+    if (row) this.keys?.delete(row.prefix);
     return row !== undefined;
   }
 
@@ -90,6 +122,12 @@ export class AccountsRepository {
   async authenticate(key: string): Promise<Authenticated | null> {
     const parts = parseApiKey(key);
     if (!parts) return null;
+    const cached = this.keys?.get(parts.prefix);
+    if (cached) {
+      return secretMatches(parts.secret, cached.secretHash)
+        ? { user: cached.user, keyId: cached.keyId }
+        : null;
+    }
     const row = await this.db
       .selectFrom('api_keys as k')
       .innerJoin('users as u', 'u.id', 'k.user_id')
@@ -118,7 +156,9 @@ export class AccountsRepository {
         ]),
       )
       .execute();
-    return { user: toUser(row), keyId: row.key_id };
+    const user = toUser(row);
+    this.keys?.set(parts.prefix, { keyId: row.key_id, secretHash: row.secret_hash, user });
+    return { user, keyId: row.key_id };
   }
 
   /**

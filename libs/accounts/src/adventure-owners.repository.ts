@@ -1,23 +1,37 @@
 import { ADVENTURE_STREAM_PREFIX, adventureStreamId } from '@chronicle/adventure';
 import { sql, type Kysely } from 'kysely';
 import type { AccountsDatabase } from './accounts.database';
+import { LruCache } from './lru.cache';
 
 // Who owns which adventure, read from the log itself: AdventureCreated names the owner, and a
 // partial index over those events answers each question below with an index scan. No owner
 // table is written beside the log, so none can disagree with it.
+//
+// An adventure's owner is written once, in its first event, and no event changes it, so an
+// owner read once is kept in memory without expiry: every request on an adventure checks it, and
+// only the first one per process asks the database. "Not found" is not kept (the adventure may be
+// created a moment later).
+
+const OWNER_CACHE_SIZE = 50_000;
 
 export class AdventureOwners {
+  private readonly owners = new LruCache<string, string>({ capacity: OWNER_CACHE_SIZE });
+
   constructor(private readonly db: Kysely<AccountsDatabase>) {}
 
   /** The owner's id, or null when the adventure does not exist. */
   async ownerOf(adventureId: string): Promise<string | null> {
+    const known = this.owners.get(adventureId);
+    if (known !== undefined) return known;
     const row = await this.db
       .selectFrom('events')
       .select(sql<string | null>`data ->> 'ownerId'`.as('owner_id'))
       .where('stream_id', '=', adventureStreamId(adventureId))
       .where('type', '=', 'AdventureCreated')
       .executeTakeFirst();
-    return row?.owner_id ?? null;
+    const owner = row?.owner_id ?? null;
+    if (owner !== null) this.owners.set(adventureId, owner);
+    return owner;
   }
 
   async isOwnedBy(adventureId: string, userId: string): Promise<boolean> {

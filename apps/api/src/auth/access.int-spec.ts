@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are asserted on, not typed */
 import { randomUUID } from 'node:crypto';
-import { adventureStreamId, LIMITS, narrationCommand } from '@chronicle/adventure';
-import { AccountsRepository } from '@chronicle/accounts';
+import { adventureStreamId, LIMITS, narrationCommand, type Usage } from '@chronicle/adventure';
+import { AccountsRepository, DailyTokenBudget } from '@chronicle/accounts';
 import { startApiHarness, aScenario, type ApiHarness } from '../../test/api.harness';
 
 // Issue 8 through the real API (in-process, real Postgres and Redis): every /v1 route without a
@@ -372,7 +372,7 @@ describe('rate limits and the daily budget', () => {
   });
 
   it("refuses new turns once the day's model tokens are spent, naming the budget and the reset", async () => {
-    const { key } = await userWithKey(harness, 'spender', 1000);
+    const { key, user } = await userWithKey(harness, 'spender', 1000);
     const { body } = await call('POST', '/v1/adventures', key, aScenario());
     await waitForWindow();
     const turn = await call('POST', `/v1/adventures/${body.id}/actions`, key, {
@@ -382,11 +382,17 @@ describe('rate limits and the daily budget', () => {
     expect(turn.status).toBe(202);
     // the worker's record of the turn, as the context worker appends it (remote usage)
     const recorded = narrationCommand(turn.body.turnId, randomUUID());
-    await harness.adventures.handle(
+    const narrated = await harness.adventures.handle(
       body.id,
       { ...recorded, data: { ...recorded.data, narrator: 'remote', model: 'paid-model' } },
       { actor: 'worker:context' },
     );
+    // ...and its count of the tokens, which the budget check reads (seeded from the log by the
+    // check of the first turn)
+    const { usage } = (narrated.events[0] as { data: { usage: Usage } }).data;
+    await harness.app
+      .get(DailyTokenBudget)
+      .recordNarration(user.id, usage.promptTokens + usage.completionTokens, new Date());
     const refused = await call('POST', `/v1/adventures/${body.id}/actions`, key, {
       type: 'do',
       text: 'more',
