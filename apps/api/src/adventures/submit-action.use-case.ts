@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import {
-  ConflictError,
+  decide,
+  NotFoundError,
   turnStatus,
+  type AdventureCommand,
   type AdventureState,
   type InputType,
   type PlayerActed,
 } from '@chronicle/adventure';
-import { AdventureRepository, deterministicEventId } from '@chronicle/adventure-store';
+import { AdventureRepository, countTokens, deterministicEventId } from '@chronicle/adventure-store';
 import type { OutboxJob } from '@chronicle/event-store';
 import { JobName } from '@chronicle/queue';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
@@ -31,6 +33,20 @@ function narrateJob(adventureId: string, turnId: string): OutboxJob {
   return { jobName: JobName.NarrateTurn, payload: { adventureId, turnId } };
 }
 
+/** The projection shows that this client id already started a turn here. */
+function isResend(state: AdventureState, clientId: string): boolean {
+  const node = Object.prototype.hasOwnProperty.call(state.nodes, clientId)
+    ? state.nodes[clientId]
+    : undefined;
+  if (node) return PLAYER_ACTIONS.has(node.type) && node.turnId !== null;
+  return turnStatus(state, clientId) !== null;
+}
+
+function isDomainError(error: unknown): boolean {
+  const kind = (error as { kind?: unknown } | null)?.kind;
+  return kind === 'conflict' || kind === 'invalid' || kind === 'not_found';
+}
+
 /**
  * Starts turns: a player action (or continue) and a retry. The client's id is the id of the
  * event that starts the turn, so a resend finds the original in the log and gets the same
@@ -51,55 +67,51 @@ export class SubmitActionUseCase {
     input: { type: InputType; text?: string; id?: string },
   ): Promise<TurnAccepted> {
     const clientId = input.id?.toLowerCase();
-    if (clientId !== undefined) {
-      const original = await this.originalTurn(
-        adventureId,
-        await this.adventures.get(adventureId),
-        clientId,
-      );
-      if (original) return original;
-    }
     const eventId = clientId ?? randomUUID();
     // continue writes no action, so the client id names the turn itself; an action's turn id
     // is derived from the action id, so two racing copies propose the same turn.
     const turnId =
       input.type === 'continue' ? eventId : deterministicEventId(adventureId, eventId, 'turn');
-    return this.start(adventureId, eventId, clientId, () => ({
+    return this.start(adventureId, eventId, clientId, {
       type: 'SubmitAction',
       data: { turnId, inputType: input.type, text: input.text ?? '', actionId: eventId },
-    }));
+    });
   }
 
   async retry(adventureId: string, input: { id?: string }): Promise<TurnAccepted> {
     const clientId = input.id?.toLowerCase();
-    if (clientId !== undefined) {
-      const original = await this.originalTurn(
-        adventureId,
-        await this.adventures.get(adventureId),
-        clientId,
-      );
-      if (original) return original;
-    }
     const turnId = clientId ?? randomUUID();
-    return this.start(adventureId, turnId, clientId, () => ({
-      type: 'RequestRetry',
-      data: { turnId },
-    }));
+    return this.start(adventureId, turnId, clientId, { type: 'RequestRetry', data: { turnId } });
   }
 
+  /**
+   * One load: the resend check and the decision read the same projection. A resend the
+   * projection cannot show (a turn older than it remembers) is caught by the event id instead:
+   * the append finds it stored and answers with the original.
+   */
   private async start(
     adventureId: string,
     eventId: string,
     clientId: string | undefined,
-    command: () => Parameters<AdventureRepository['handle']>[1],
+    command: AdventureCommand & { data: { turnId: string } },
   ): Promise<TurnAccepted> {
-    const cmd = command();
-    const turnId = (cmd.data as { turnId: string }).turnId;
+    const turnId = command.data.turnId;
+    let resent: AdventureState | null = null;
     try {
-      const handled = await this.adventures.handle(adventureId, cmd, requestMetadata(), {
-        eventIds: [eventId],
-        outbox: [narrateJob(adventureId, turnId)],
+      const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (state) => {
+        if (state.id === null) throw new NotFoundError(`adventure ${adventureId} not found`);
+        resent = clientId !== undefined && isResend(state, clientId) ? state : null;
+        if (resent) return { events: [] };
+        return {
+          events: decide(command, state, { countTokens }),
+          eventIds: [eventId],
+          outbox: [narrateJob(adventureId, turnId)],
+        };
       });
+      if (resent && clientId !== undefined) {
+        const original = await this.originalTurn(adventureId, resent, clientId);
+        if (original) return original;
+      }
       if (handled.duplicate) {
         const original = await this.originalTurn(adventureId, handled.state, eventId);
         if (original) return original;
@@ -114,9 +126,10 @@ export class SubmitActionUseCase {
         stream: turnStreamPath(adventureId, turnId),
       };
     } catch (error) {
-      // A copy of this request won the race (its turn is now in flight, or its action exists):
-      // answer with that turn.
-      if (clientId !== undefined && error instanceof ConflictError) {
+      // A copy of this request won the race (its turn is now in flight, or its action exists),
+      // or the id names a turn too old for the projection to show, which the decider refused
+      // before the append could recognise it: answer with that turn.
+      if (clientId !== undefined && isDomainError(error)) {
         const state = await this.adventures.get(adventureId);
         const original = await this.originalTurn(adventureId, state, clientId);
         if (original) return original;
