@@ -7,16 +7,20 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import Redis from 'ioredis';
-import { TurnStreamPublisher } from './turn-stream';
+import { BlockingReaderPool, TurnStreamPublisher } from './turn-stream';
 
-/** The Redis client behind the turn streams; SSE followers duplicate it for blocking reads. */
+/** The Redis client behind the turn streams; SSE followers' blocking reads use BlockingReaderPool. */
 export const TURN_STREAM_REDIS = Symbol('TURN_STREAM_REDIS');
 export const TURN_STREAM_PREFIX = Symbol('TURN_STREAM_PREFIX');
 
 @Injectable()
 class TurnStreamCloser implements OnApplicationShutdown {
-  constructor(@Inject(TURN_STREAM_REDIS) private readonly redis: Redis) {}
+  constructor(
+    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
+    private readonly readers: BlockingReaderPool,
+  ) {}
   async onApplicationShutdown(): Promise<void> {
+    this.readers.close();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }
@@ -47,9 +51,14 @@ export class TurnStreamModule {
           useFactory: (redis: Redis) => new TurnStreamPublisher(redis, options.prefix),
           inject: [TURN_STREAM_REDIS],
         },
+        {
+          provide: BlockingReaderPool,
+          useFactory: (redis: Redis) => new BlockingReaderPool(redis),
+          inject: [TURN_STREAM_REDIS],
+        },
         TurnStreamCloser,
       ],
-      exports: [TURN_STREAM_REDIS, TURN_STREAM_PREFIX, TurnStreamPublisher],
+      exports: [TURN_STREAM_REDIS, TURN_STREAM_PREFIX, TurnStreamPublisher, BlockingReaderPool],
     };
   }
 }

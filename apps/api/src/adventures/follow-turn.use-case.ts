@@ -2,14 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import {
+  BlockingReaderPool,
   TURN_STREAM_PREFIX,
-  TURN_STREAM_REDIS,
   TurnStreamPublisher,
   followTurnStream,
   isFinal,
   type TurnStreamEventName,
 } from '@chronicle/turn-stream';
-import type Redis from 'ioredis';
 import { TurnsUseCase, type TurnView } from './turns.use-case';
 
 /** One SSE frame; `id` is the Redis entry id, absent on a frame synthesized from the log. */
@@ -37,21 +36,28 @@ export class FollowTurnUseCase {
     private readonly adventures: AdventureRepository,
     private readonly turns: TurnsUseCase,
     private readonly publisher: TurnStreamPublisher,
-    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
+    private readonly readers: BlockingReaderPool,
     @Inject(TURN_STREAM_PREFIX) private readonly prefix: string,
   ) {}
 
-  /** Checks the request before any header is sent, so a bad one still gets a JSON error. */
-  async open(adventureId: string, turnId: string, lastEventId: string | undefined): Promise<void> {
+  /**
+   * Checks the request before any header is sent, so a bad one still gets a JSON error. The
+   * answer is where `frames` starts: the turn as the log had it just now.
+   */
+  async open(
+    adventureId: string,
+    turnId: string,
+    lastEventId: string | undefined,
+  ): Promise<OpenedTurn> {
     if (lastEventId !== undefined && lastEventId !== '' && !ENTRY_ID.test(lastEventId)) {
       throw new InvalidCommandError(
         'Last-Event-ID must be an id this stream sent (such as 1718000000000-0); leave it out to replay from the start',
       );
     }
     const state = await this.adventures.get(adventureId);
-    if (!(await this.turns.outcome(adventureId, state, turnId))) {
-      throw new NotFoundError(`turn ${turnId} not found in adventure ${adventureId}`);
-    }
+    const view = await this.turns.outcome(adventureId, state, turnId);
+    if (!view) throw new NotFoundError(`turn ${turnId} not found in adventure ${adventureId}`);
+    return { finished: finishedTurn(view, state.version) };
   }
 
   async *frames(
@@ -59,9 +65,10 @@ export class FollowTurnUseCase {
     turnId: string,
     lastEventId: string | undefined,
     signal: AbortSignal,
+    opened?: OpenedTurn,
   ): AsyncGenerator<TurnFrame> {
     let lastId = lastEventId || '0-0';
-    let finished = await this.finished(adventureId, turnId);
+    let finished = opened ? opened.finished : await this.finished(adventureId, turnId);
     while (!signal.aborted) {
       if (finished) {
         // Nothing more will be written: drain without blocking, then close from the log.
@@ -72,7 +79,7 @@ export class FollowTurnUseCase {
         yield finalFrame(finished);
         return;
       }
-      for await (const entry of followTurnStream(this.redis, this.prefix, turnId, {
+      for await (const entry of followTurnStream(this.readers, this.prefix, turnId, {
         afterId: lastId,
         signal,
         idleMs: QUIET_CHECK_MS,
@@ -89,14 +96,23 @@ export class FollowTurnUseCase {
   private async finished(adventureId: string, turnId: string): Promise<FinishedTurn | null> {
     const state = await this.adventures.get(adventureId);
     const view = await this.turns.outcome(adventureId, state, turnId);
-    if (!view || view.status === 'queued' || view.status === 'running') return null;
-    return { view, version: state.version };
+    return view && finishedTurn(view, state.version);
   }
+}
+
+/** A turn the stream may follow: its outcome when the log already has one. */
+export interface OpenedTurn {
+  finished: FinishedTurn | null;
 }
 
 interface FinishedTurn {
   view: TurnView;
   version: number;
+}
+
+function finishedTurn(view: TurnView, version: number): FinishedTurn | null {
+  if (view.status === 'queued' || view.status === 'running') return null;
+  return { view, version };
 }
 
 function finalFrame({ view, version }: FinishedTurn): TurnFrame {

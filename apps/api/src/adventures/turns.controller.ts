@@ -88,7 +88,7 @@ export class TurnsController {
     @Res() res: Response,
   ): Promise<void> {
     const lastEventId = header || query || undefined;
-    await this.follow.open(id, turnId, lastEventId);
+    const opened = await this.follow.open(id, turnId, lastEventId);
     res.status(HttpStatus.OK);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -99,7 +99,8 @@ export class TurnsController {
     res.on('close', () => disconnected.abort());
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
     try {
-      for await (const frame of this.follow.frames(id, turnId, lastEventId, disconnected.signal)) {
+      const frames = this.follow.frames(id, turnId, lastEventId, disconnected.signal, opened);
+      for await (const frame of frames) {
         res.write(sseFrame(frame));
       }
     } catch (error) {
