@@ -57,6 +57,15 @@ export interface Decision {
   metadata?: Record<string, unknown>;
 }
 
+export interface HandleOptions {
+  /**
+   * The projection the caller loaded a moment ago (the context worker, at the start of its job):
+   * the first decision is made on it without loading again. The append at its version proves
+   * it current; a conflict, or a refusal (it may be stale), decides again on a fresh load.
+   */
+  state?: AdventureState;
+}
+
 export interface Handled {
   /** The projection after the appended events. */
   state: AdventureState;
@@ -113,6 +122,12 @@ export class AdventureRepository {
     const cached = this.cache.get(adventureId);
     const base = cached ?? (await this.loadSnapshot(streamId, null));
     const newer = await this.eventStore.readStream(streamId, { from: base.version + 1 });
+    // Nothing new: the cached state is the head. No caller mutates a state, so it is shared as is
+    // (a copy of its containers is O(nodes), per load).
+    if (cached && newer.length === 0) {
+      this.remember(adventureId, cached);
+      return cached.id === null ? null : cached;
+    }
     // A cached state may be held by a caller, so the fold copies it; a freshly decoded snapshot
     // belongs to this call alone and is folded in place (copying its 10,000-key node record
     // cost as much as decoding it).
@@ -188,12 +203,24 @@ export class AdventureRepository {
     adventureId: string,
     metadata: CommandMetadata,
     decideOn: (state: AdventureState) => Decision,
+    options: HandleOptions = {},
   ): Promise<Handled> {
     const streamId = adventureStreamId(adventureId);
     for (let attempt = 1; ; attempt++) {
-      const loaded = (await this.load(adventureId)) ?? initialState();
-      const decision = decideOn(loaded);
-      if (decision.events.length === 0) return { state: loaded, events: [], duplicate: false };
+      const known = attempt === 1 ? options.state : undefined;
+      const loaded = known ?? (await this.load(adventureId)) ?? initialState();
+      let decision: Decision;
+      try {
+        decision = decideOn(loaded);
+      } catch (error) {
+        // A refusal of a state that may be stale is no answer: decide again on the head.
+        if (known) continue;
+        throw error;
+      }
+      if (decision.events.length === 0) {
+        if (known) continue; // nothing to do is only an answer about the head
+        return { state: loaded, events: [], duplicate: false };
+      }
       const newEvents = decision.events.map((event, i): NewEvent => ({
         id: decision.eventIds?.[i] ?? randomUUID(),
         type: event.type,
@@ -221,7 +248,8 @@ export class AdventureRepository {
         return { state, events: recorded, duplicate: false };
       } catch (error) {
         if (error instanceof StreamVersionConflictError && attempt < CONFLICT_RETRIES) {
-          this.cache.delete(adventureId);
+          // The caller's state was merely behind: the next load brings the cached one up to date.
+          if (!known) this.cache.delete(adventureId);
           continue;
         }
         throw error;
