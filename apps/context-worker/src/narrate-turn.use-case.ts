@@ -123,26 +123,45 @@ export class NarrateTurnUseCase {
     signal: AbortSignal,
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
-    if (input.attempt > 1 || (await this.streamHasOutput(turnId))) {
-      // A re-run: whatever an earlier attempt streamed is void.
-      await this.stream.publish(turnId, 'reset', {});
-    }
-
-    const memories = await this.memories.retrieve(state);
-    const built = await buildTurnContext(this.actionTexts, state, {
-      defaultModel: this.config.modelName,
-      memories,
+    // Whether this is a re-run is Redis's to say, the prompt the log's: asked side by side, and
+    // the `reset` (whatever an earlier attempt streamed is void) is written before any chunk.
+    const resetting = (
+      input.attempt > 1 ? Promise.resolve(true) : this.streamHasOutput(turnId)
+    ).then(async (rerun) => {
+      if (rerun) await this.stream.publish(turnId, 'reset', {});
     });
+    const prompting = this.memories.retrieve(state).then(async (memories) => ({
+      memories,
+      built: await buildTurnContext(this.actionTexts, state, {
+        defaultModel: this.config.modelName,
+        memories,
+      }),
+    }));
+    const [, { memories, built }] = await Promise.all([resetting, prompting]);
     const { settings } = state;
     const model = built.report.settings.model;
 
     const started = Date.now();
     const prose = new ProseStreamFilter();
     const publishing: Promise<unknown>[] = [];
+    let batch: { event: 'chunk' | 'reasoning'; data: { text: string } }[] | null = null;
     const publish = (event: 'chunk' | 'reasoning', text: string) => {
       // Not awaited one by one: the connection keeps the order, and the model stream is read
-      // without waiting for Redis. Awaited together before the outcome is recorded.
-      if (text) publishing.push(this.stream.publish(turnId, event, { text }));
+      // without waiting for Redis. What arrives within one tick of the event loop (a fast model
+      // sends many deltas per network read) goes in one round trip; awaited together before the
+      // outcome is recorded.
+      if (!text) return;
+      if (batch) {
+        batch.push({ event, data: { text } });
+        return;
+      }
+      const entries = (batch = [{ event, data: { text } }]);
+      publishing.push(
+        new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          batch = null;
+          return this.stream.publishMany(turnId, entries);
+        }),
+      );
     };
     let reply = '';
     let reasoning = '';
@@ -232,6 +251,9 @@ export class NarrateTurnUseCase {
           }),
         };
       },
+      // Decided first on the projection this job loaded: the append at its version proves it is
+      // still the head, so the common turn reads the stream once.
+      { state },
     );
     const version = handled.state.version;
     if (!handled.duplicate) await this.countTokens(handled.state, done.usage);
