@@ -201,11 +201,13 @@ export function decodeSnapshot(stored: unknown): AdventureState | null {
   // never changed, and should anything ever push onto one, it throws instead of leaking into
   // other nodes. A node with a list gets its own array.
   const built: ActionNode[] = new Array<ActionNode>(ids.length);
+  const parentIndexes = new Int32Array(ids.length);
   const nodes: Record<string, ActionNode> = {};
   let textVersion = 0;
   let turn = 0;
   for (let index = 0; index < ids.length; index++) {
     const parent = parents[index] === 0 ? -1 : index - parents[index];
+    parentIndexes[index] = parent;
     textVersion += textVersions[index];
     turn += turns[index];
     const node: ActionNode = {
@@ -241,22 +243,46 @@ export function decodeSnapshot(stored: unknown): AdventureState | null {
     node.retconned = retconned;
     node.corrections = corrections;
   }
-  const path = lean.path ?? pathOf(nodes, lean.state.head ?? null);
+  const path = lean.path ?? pathByIndex(built, parentIndexes, lean.state.head ?? null);
   return { ...lean.state, nodes, path } as AdventureState;
+}
+
+/**
+ * `pathOf` for the decode: the walk follows parent indexes instead of looking 10,000 ids up in
+ * the node record, and fills an array of the right length from the end instead of reversing.
+ */
+function pathByIndex(
+  built: ActionNode[],
+  parentIndexes: Int32Array,
+  head: string | null,
+): PathEntry[] {
+  // The head is almost always one of the last nodes written.
+  const headIndex = head === null ? -1 : built.findLastIndex((node) => node.id === head);
+  let length = 0;
+  for (let at = headIndex; at >= 0; at = parentIndexes[at]) length++;
+  const path = new Array<PathEntry>(length);
+  for (let at = headIndex, depth = length - 1; at >= 0; at = parentIndexes[at], depth--) {
+    path[depth] = pathEntry(built[at]);
+  }
+  return path;
+}
+
+function pathEntry(node: ActionNode): PathEntry {
+  return {
+    id: node.id,
+    type: node.type,
+    tokens: node.tokens,
+    textVersion: node.textVersion,
+    turnId: node.turnId,
+    erased: node.erased,
+  };
 }
 
 function pathOf(nodes: Record<string, ActionNode>, head: string | null): PathEntry[] {
   const path: PathEntry[] = [];
   let node = head === null ? undefined : nodes[head];
   while (node) {
-    path.push({
-      id: node.id,
-      type: node.type,
-      tokens: node.tokens,
-      textVersion: node.textVersion,
-      turnId: node.turnId,
-      erased: node.erased,
-    });
+    path.push(pathEntry(node));
     node = node.parentId === null ? undefined : nodes[node.parentId];
   }
   return path.reverse();
