@@ -1,3 +1,4 @@
+import type { StateEvent } from '@chronicle/narrative';
 import type { ActionNode, AdventureState, NodeType, PathEntry } from '@chronicle/adventure';
 
 // How a projection is kept in the snapshots table. A long adventure's projection is mostly its
@@ -5,25 +6,39 @@ import type { ActionNode, AdventureState, NodeType, PathEntry } from '@chronicle
 // head's ancestors. Written as is, a 10,000-event adventure is a 3.7 MB snapshot that takes
 // longer to parse than the fold it saves.
 //
-// Codec 2 writes the tree column by column: the ids, parents (as indexes), depths, token counts
-// and text versions as flat arrays; node types and turn ids as indexes into small tables (a
-// player action and its narration share a turn id, and there are only a handful of types); and
-// only the nodes whose state block, retcons or corrections are not empty as sparse rows. JSON.parse
-// reads long arrays of numbers and short strings far faster than 10,000 twelve-field tuples, and
-// the decode builds each node as one literal. Codec 1's tuples cost ~6 ms to parse plus ~10 ms to
-// decode for a 10,000-event adventure; this form is about a third of that (see the replay bench).
-// The path is left out: it is the head's ancestor chain, walked back on decode.
+// The tree is written column by column: the ids, parents (as indexes), depths, token counts and
+// text versions as flat arrays; node types and turn ids as indexes into small tables (a player
+// action and its narration share a turn id, and there are only a handful of types). JSON.parse
+// reads long arrays of numbers and short strings far faster than 10,000 twelve-field objects,
+// and the decode builds each node as one literal. The path is left out: it is the head's
+// ancestor chain, walked back on decode.
+//
+// Codec 3 (issue 7's 10 ms load): the AI nodes' accepted state events were half of codec 2's
+// bytes and most of its parse, one small array of small objects per narration, though the same
+// few events (a move, a status) recur across thousands of narrations. Each distinct event is now
+// written once, in `stateEvents`, and the blocks as three flat columns (which nodes, how many
+// events each, which events), so the parse meets no per-node arrays at all. Nodes then share the
+// event objects, which is safe for the reason a fold may share them with its log: nested values
+// are replaced, never changed. Rejections, retcons and corrections are rare: sparse rows. The
+// number columns are written as differences from the previous entry (a parent is almost always
+// the node just before, text versions and turns climb by one or two), which keeps them to a
+// digit or two, and the depths are left out when each is its parent's plus one, as the projector
+// makes them: less text to inflate and to parse.
+//
+// What a load still pays for is mostly the node record itself: adding 10,000 freshly parsed ids
+// as keys (each hashed and interned) is ~4 ms of the decode; JSON.parse building the record
+// from keys measured slower, not faster. The table stores the JSON brotli-compressed
+// (SnapshotRepository), so the fetch moves a tenth of the bytes.
 //
 // Decoding gives a state canonically equal to the one encoded (the replay check and a spec hold
 // it to that); `codec` lets a later form tell its snapshots apart, and an older codec's snapshot
 // reads as none (the projection is folded again and a new one written).
 
-export const SNAPSHOT_CODEC = 2;
+export const SNAPSHOT_CODEC = 3;
 
-/** [node index, accepted, rejected, retconned, corrections]: only for nodes where one is non-empty. */
+/** [node index, rejected, retconned, corrections]: only for nodes where one is non-empty. */
 type NodeExtras = [
   number,
-  ActionNode['accepted'],
   ActionNode['rejected'],
   ActionNode['retconned'],
   ActionNode['corrections'],
@@ -34,19 +49,29 @@ export interface LeanSnapshot {
   state: Omit<AdventureState, 'nodes' | 'path'>;
   /** Node ids in the order of `state.nodes`' keys; every other column is indexed like this one. */
   ids: string[];
-  /** Index of the parent in `ids`; -1 for the opening. */
+  /** Node index minus its parent's index; 0 for none (a node is never its own parent). */
   parents: number[];
-  depths: number[];
+  /** null when every depth is the parent's plus one (0 without a parent) and parents come first. */
+  depths: number[] | null;
   /** Index into `typeNames`. */
   types: number[];
   typeNames: NodeType[];
   tokens: number[];
+  /** Differences from the previous node's (the first from 0). */
   textVersions: number[];
-  /** Index into `turnIds`; -1 for none. */
+  /** Index into `turnIds` plus one (0 for none), as differences from the previous node's. */
   turns: number[];
   turnIds: string[];
   /** Indexes of the erased nodes. */
   erased: number[];
+  /** Each distinct accepted state event once. */
+  stateEvents: StateEvent[];
+  /** Indexes of the nodes whose accepted block is not empty, as differences from the previous. */
+  acceptedNodes: number[];
+  /** The length of each of those blocks. */
+  acceptedCounts: number[];
+  /** The blocks one after another, as indexes into `stateEvents`. */
+  accepted: number[];
   extras: NodeExtras[];
   /** Only when the path is not the head's ancestor chain (never, for a state the projector made). */
   path: PathEntry[] | null;
@@ -59,12 +84,20 @@ export function encodeSnapshot(state: AdventureState): LeanSnapshot {
   for (let index = 0; index < ids.length; index++) indexOf.set(ids[index], index);
   const typeIndex = new Map<NodeType, number>();
   const turnIndex = new Map<string, number>();
+  // Keyed by the event's JSON: two equal events written with their keys in another order are
+  // kept twice, which costs a few bytes and changes nothing.
+  const eventIndex = new Map<string, number>();
+  const depths: number[] = [];
+  let derivedDepths = true;
+  let lastTextVersion = 0;
+  let lastTurn = 0;
+  let lastAccepted = 0;
   const lean: LeanSnapshot = {
     codec: SNAPSHOT_CODEC,
     state: rest,
     ids,
     parents: [],
-    depths: [],
+    depths: null,
     types: [],
     typeNames: [],
     tokens: [],
@@ -72,6 +105,10 @@ export function encodeSnapshot(state: AdventureState): LeanSnapshot {
     turns: [],
     turnIds: [],
     erased: [],
+    stateEvents: [],
+    acceptedNodes: [],
+    acceptedCounts: [],
+    accepted: [],
     extras: [],
     path: null,
   };
@@ -101,25 +138,41 @@ export function encodeSnapshot(state: AdventureState): LeanSnapshot {
         turn = known;
       }
     }
-    lean.parents.push(parent);
-    lean.depths.push(node.depth);
+    lean.parents.push(parent < 0 ? 0 : index - parent);
+    depths.push(node.depth);
+    derivedDepths &&=
+      parent < 0 ? node.depth === 0 : parent < index && node.depth === depths[parent] + 1;
     lean.types.push(type);
     lean.tokens.push(node.tokens);
-    lean.textVersions.push(node.textVersion);
-    lean.turns.push(turn);
+    lean.textVersions.push(node.textVersion - lastTextVersion);
+    lastTextVersion = node.textVersion;
+    lean.turns.push(turn + 1 - lastTurn);
+    lastTurn = turn + 1;
     if (node.erased) lean.erased.push(index);
-    if (
-      node.accepted.length > 0 ||
-      node.rejected.length > 0 ||
-      node.retconned.length > 0 ||
-      node.corrections.length > 0
-    ) {
-      lean.extras.push([index, node.accepted, node.rejected, node.retconned, node.corrections]);
+    if (node.accepted.length > 0) {
+      lean.acceptedNodes.push(index - lastAccepted);
+      lastAccepted = index;
+      lean.acceptedCounts.push(node.accepted.length);
+      for (const event of node.accepted) {
+        const key = JSON.stringify(event);
+        let at = eventIndex.get(key);
+        if (at === undefined) {
+          at = lean.stateEvents.push(event) - 1;
+          eventIndex.set(key, at);
+        }
+        lean.accepted.push(at);
+      }
+    }
+    if (node.rejected.length > 0 || node.retconned.length > 0 || node.corrections.length > 0) {
+      lean.extras.push([index, node.rejected, node.retconned, node.corrections]);
     }
   }
+  lean.depths = derivedDepths ? null : depths;
   lean.path = samePath(pathOf(nodes, state.head), path) ? null : path;
   return lean;
 }
+
+const NONE: never[] = Object.freeze([]) as unknown as never[];
 
 /** The state `encodeSnapshot` was given; null when `stored` is not a lean snapshot of this codec. */
 export function decodeSnapshot(stored: unknown): AdventureState | null {
@@ -127,56 +180,109 @@ export function decodeSnapshot(stored: unknown): AdventureState | null {
   if (!lean || lean.codec !== SNAPSHOT_CODEC || !lean.state || !Array.isArray(lean.ids)) {
     return null;
   }
-  const { ids, parents, depths, types, typeNames, tokens, textVersions, turns, turnIds } =
-    lean as LeanSnapshot;
-  // Every node gets its own arrays, as the projector gives them: a caller may hold the state, and
-  // nested values are replaced, never changed, but sharing one array between nodes is a trap.
+  const {
+    ids,
+    parents,
+    depths,
+    types,
+    typeNames,
+    tokens,
+    textVersions,
+    turns,
+    turnIds,
+    stateEvents,
+    acceptedNodes,
+    acceptedCounts,
+    accepted,
+  } = lean as LeanSnapshot;
+  // Most nodes have none of the four lists, and four fresh empty arrays per node were a third of
+  // the decode's allocations (a young-generation collection copies every one of them while the
+  // tree is being built). They share one frozen empty array instead: nested values are replaced,
+  // never changed, and should anything ever push onto one, it throws instead of leaking into
+  // other nodes. A node with a list gets its own array.
   const built: ActionNode[] = new Array<ActionNode>(ids.length);
+  const parentIndexes = new Int32Array(ids.length);
   const nodes: Record<string, ActionNode> = {};
+  let textVersion = 0;
+  let turn = 0;
   for (let index = 0; index < ids.length; index++) {
-    const parent = parents[index];
-    const turn = turns[index];
+    const parent = parents[index] === 0 ? -1 : index - parents[index];
+    parentIndexes[index] = parent;
+    textVersion += textVersions[index];
+    turn += turns[index];
     const node: ActionNode = {
       id: ids[index],
       parentId: parent < 0 ? null : ids[parent],
-      depth: depths[index],
+      depth: depths ? depths[index] : parent < 0 ? 0 : built[parent].depth + 1,
       type: typeNames[types[index]],
       tokens: tokens[index],
-      textVersion: textVersions[index],
+      textVersion,
       erased: false,
-      turnId: turn < 0 ? null : turnIds[turn],
-      accepted: [],
-      rejected: [],
-      retconned: [],
-      corrections: [],
+      turnId: turn === 0 ? null : turnIds[turn - 1],
+      accepted: NONE,
+      rejected: NONE,
+      retconned: NONE,
+      corrections: NONE,
     };
     built[index] = node;
     nodes[node.id] = node;
   }
   for (const index of lean.erased ?? []) built[index].erased = true;
-  for (const [index, accepted, rejected, retconned, corrections] of lean.extras ?? []) {
+  let next = 0;
+  let owner = 0;
+  for (let row = 0; row < acceptedNodes.length; row++) {
+    owner += acceptedNodes[row];
+    const count = acceptedCounts[row];
+    const block = new Array<StateEvent>(count);
+    for (let at = 0; at < count; at++) block[at] = stateEvents[accepted[next++]];
+    built[owner].accepted = block;
+  }
+  for (const [index, rejected, retconned, corrections] of lean.extras ?? []) {
     const node = built[index];
-    node.accepted = accepted;
     node.rejected = rejected;
     node.retconned = retconned;
     node.corrections = corrections;
   }
-  const path = lean.path ?? pathOf(nodes, lean.state.head ?? null);
+  const path = lean.path ?? pathByIndex(built, parentIndexes, lean.state.head ?? null);
   return { ...lean.state, nodes, path } as AdventureState;
+}
+
+/**
+ * `pathOf` for the decode: the walk follows parent indexes instead of looking 10,000 ids up in
+ * the node record, and fills an array of the right length from the end instead of reversing.
+ */
+function pathByIndex(
+  built: ActionNode[],
+  parentIndexes: Int32Array,
+  head: string | null,
+): PathEntry[] {
+  // The head is almost always one of the last nodes written.
+  const headIndex = head === null ? -1 : built.findLastIndex((node) => node.id === head);
+  let length = 0;
+  for (let at = headIndex; at >= 0; at = parentIndexes[at]) length++;
+  const path = new Array<PathEntry>(length);
+  for (let at = headIndex, depth = length - 1; at >= 0; at = parentIndexes[at], depth--) {
+    path[depth] = pathEntry(built[at]);
+  }
+  return path;
+}
+
+function pathEntry(node: ActionNode): PathEntry {
+  return {
+    id: node.id,
+    type: node.type,
+    tokens: node.tokens,
+    textVersion: node.textVersion,
+    turnId: node.turnId,
+    erased: node.erased,
+  };
 }
 
 function pathOf(nodes: Record<string, ActionNode>, head: string | null): PathEntry[] {
   const path: PathEntry[] = [];
   let node = head === null ? undefined : nodes[head];
   while (node) {
-    path.push({
-      id: node.id,
-      type: node.type,
-      tokens: node.tokens,
-      textVersion: node.textVersion,
-      turnId: node.turnId,
-      erased: node.erased,
-    });
+    path.push(pathEntry(node));
     node = node.parentId === null ? undefined : nodes[node.parentId];
   }
   return path.reverse();

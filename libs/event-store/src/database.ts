@@ -40,8 +40,10 @@ export interface SnapshotsTable {
   stream_id: string;
   projector_version: number;
   version: number;
-  /** JSON as text: written and read whole, so the server never converts it (see the migration). */
-  state: string;
+  /** JSON as text, as the previous release wrote it; null on the rows written `packed`. */
+  state: string | null;
+  /** JSON, brotli-compressed by the process: written and read whole (see the migrations). */
+  packed: Buffer | null;
   created_at: Generated<Date>;
 }
 

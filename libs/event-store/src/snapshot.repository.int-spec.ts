@@ -60,4 +60,22 @@ describe('SnapshotRepository (Postgres)', () => {
     expect(await snapshots.loadSnapshot('adventure-4', 1)).toMatchObject({ state: { take: 2 } });
     expect(await snapshots.listVersions('adventure-4', 1)).toEqual([10]);
   });
+
+  it('stores a snapshot compressed, and passes over a newer row the previous release wrote as text', async () => {
+    const state = { ids: Array.from({ length: 500 }, (_, i) => `action-${i}`) };
+    await snapshots.saveSnapshot('adventure-5', 1, 10, state);
+    await testDb.db
+      .insertInto('snapshots')
+      .values({ stream_id: 'adventure-5', projector_version: 1, version: 20, state: '{"old":1}' })
+      .execute();
+    const row = await testDb.db
+      .selectFrom('snapshots')
+      .select('packed')
+      .where('stream_id', '=', 'adventure-5')
+      .where('version', '=', 10)
+      .executeTakeFirstOrThrow();
+    expect(row.packed?.length).toBeLessThan(JSON.stringify(state).length / 4);
+    expect(await snapshots.loadSnapshot('adventure-5', 1)).toMatchObject({ version: 10, state });
+    expect(await snapshots.loadSnapshotAt('adventure-5', 1, 15)).toMatchObject({ version: 10 });
+  });
 });

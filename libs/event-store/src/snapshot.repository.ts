@@ -1,3 +1,5 @@
+import { promisify } from 'node:util';
+import { brotliCompress, brotliDecompressSync, constants } from 'node:zlib';
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, SnapshotsTable } from './database';
 import type { Snapshot } from './event-store.types';
@@ -12,6 +14,17 @@ export interface SnapshotRepositoryOptions {
 }
 
 export const DEFAULT_CHECKPOINT_EVERY = 1_000;
+
+const compress = promisify(brotliCompress);
+// A low quality: snapshot JSON is repetitive (ids, small numbers, recurring state events), so
+// even the fast levels shrink it about tenfold, and the write sits on a command's path.
+// Decompressing is fast at any level.
+const COMPRESSION = {
+  params: {
+    [constants.BROTLI_PARAM_QUALITY]: 4,
+    [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+  },
+};
 
 // Snapshots are kept by version (see the 20251130120000 migration): the latest serves loads,
 // the checkpoints serve reads at an older version. Storage stays bounded: one row per
@@ -49,11 +62,14 @@ export class SnapshotRepository {
         stream_id: streamId,
         projector_version: projectorVersion,
         version,
-        state: JSON.stringify(state),
+        state: null,
+        // Compressed off the event loop (zlib's thread pool): it takes a few milliseconds.
+        packed: await compress(JSON.stringify(state), COMPRESSION),
       })
       .onConflict((oc) =>
         oc.columns(['stream_id', 'projector_version', 'version']).doUpdateSet((eb) => ({
           state: eb.ref('excluded.state'),
+          packed: eb.ref('excluded.packed'),
           created_at: eb.ref('excluded.created_at'),
         })),
       )
@@ -118,23 +134,26 @@ export class SnapshotRepository {
     version: number | null,
     trx?: Kysely<Database>,
   ): Promise<Snapshot<State> | undefined> {
+    // Rows the previous release wrote as text are passed over (see the 20251130150000 migration).
     let query = (trx ?? this.db)
       .selectFrom('snapshots')
-      .selectAll()
+      .select(['stream_id', 'projector_version', 'version', 'packed', 'created_at'])
       .where('stream_id', '=', streamId)
-      .where('projector_version', '=', projectorVersion);
+      .where('projector_version', '=', projectorVersion)
+      .where('packed', 'is not', null);
     if (version !== null) query = query.where('version', '<=', version);
-    const row: Selectable<SnapshotsTable> | undefined = await query
+    const row: Omit<Selectable<SnapshotsTable>, 'state'> | undefined = await query
       .orderBy('version', 'desc')
       .limit(1)
       .executeTakeFirst();
-    if (!row) return undefined;
+    if (!row?.packed) return undefined;
     return {
       streamId: row.stream_id,
       projectorVersion: row.projector_version,
       version: row.version,
-      // Parsed here, once: the column is text so the server sends it as stored.
-      state: JSON.parse(row.state) as State,
+      // Decompressed and parsed here, once. Synchronously: a snapshot inflates in about a
+      // millisecond, less than a hop to the thread pool and back would add to the load.
+      state: JSON.parse(brotliDecompressSync(row.packed).toString('utf8')) as State,
       createdAt: row.created_at,
     };
   }

@@ -10,6 +10,7 @@ import * as replaceAppendToStreamFunction from './20251129190000-replace-append-
 import * as createMemoryEmbeddings from './20251129200000-create-memory-embeddings';
 import * as createAccounts from './20251129210000-create-accounts';
 import * as snapshotsByVersionAsText from './20251130120000-snapshots-by-version-as-text';
+import * as snapshotsCompressed from './20251130150000-snapshots-compressed';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '20251129200000-create-memory-embeddings': createMemoryEmbeddings,
   '20251129210000-create-accounts': createAccounts,
   '20251130120000-snapshots-by-version-as-text': snapshotsByVersionAsText,
+  '20251130150000-snapshots-compressed': snapshotsCompressed,
 };
