@@ -16,7 +16,7 @@ import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version as
- * text in the column-wise codec 2 (adventure-store's snapshot.codec.ts).
+ * text in the column-wise codec 3 (adventure-store's snapshot.codec.ts).
  */
 export const projectorVersion = 3;
 
