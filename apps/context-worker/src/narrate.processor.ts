@@ -80,6 +80,17 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   }
 
   /**
+   * BullMQ's own trouble (a lock it could not renew on a busy machine, a lost Redis
+   * connection): without a listener it prints raw stack traces to stderr. A lost lock is
+   * recovered by the stalled-job check and the turn-in-flight check makes the re-run safe, so
+   * it is a warning in the structured log.
+   */
+  @OnWorkerEvent('error')
+  onWorkerError(error: Error): void {
+    this.logger.warn({ msg: 'queue worker error', error: describeError(error) });
+  }
+
+  /**
    * The last failure the use case did not see (a job that stalled once too often, or threw on
    * its final attempt): the turn must not stay in flight, or the adventure would refuse every
    * action from now on.

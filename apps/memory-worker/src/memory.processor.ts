@@ -1,5 +1,5 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { Processor, WorkerHost } from '@nestjs/bullmq';
+import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UpdateMemoryUseCase, type UpdateMemoryOutcome } from '@chronicle/memory-store';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type MemoryJob } from '@chronicle/queue';
@@ -97,5 +97,12 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
         });
       }
     });
+  }
+
+  /** BullMQ's own trouble (a lock it could not renew, a lost connection), as a structured warning
+   * instead of the raw stack traces it prints when nobody listens. */
+  @OnWorkerEvent('error')
+  onWorkerError(error: Error): void {
+    this.logger.warn({ msg: 'queue worker error', error: describeError(error) });
   }
 }
