@@ -5,6 +5,9 @@ import { startApiHarness, type ApiHarness } from './api.harness';
 // /health reports each dependency; the API keeps serving (and answering /health) while one is
 // down, so an orchestrator sees which one to look at.
 
+/** ioredis' default `disconnectTimeout`. */
+const IOREDIS_DISCONNECT_TIMEOUT_MS = 2_000;
+
 describe('GET /health with a dependency down', () => {
   let api: ApiHarness | undefined;
 
@@ -36,6 +39,12 @@ describe('GET /health with a dependency down', () => {
         status: 503,
         body: { status: 'unavailable', postgres: 'up', redis: 'down' },
       });
+      await api.close();
+      api = undefined;
+      // Closing an ioredis client while it waits to reconnect arms a timer (its
+      // disconnectTimeout, 2 s) to destroy a socket that is already gone, and nothing clears it:
+      // harmless in the app, which exits, but it would keep this jest worker from exiting.
+      await new Promise((resolve) => setTimeout(resolve, IOREDIS_DISCONNECT_TIMEOUT_MS + 100));
     } finally {
       await relay.close();
     }

@@ -101,13 +101,16 @@ function redisTransport(redisUrl: string) {
 /**
  * The control plane's listener, hardened for Redis going away: closing it
  * while Redis is down disconnects instead of waiting on (or throwing from) a
- * QUIT that cannot be sent, so the process still shuts down cleanly.
+ * QUIT that cannot be sent, so the process still shuts down cleanly. Closing
+ * twice is a no-op: Nest's NestMicroservice.close() closes the transport again
+ * even when the app is already terminated, and disconnecting an ended ioredis
+ * client arms a 2 s timer that holds the process open.
  */
 class ControlPlaneServer extends ServerRedis {
   override async close(): Promise<void> {
     this.isManuallyClosed = true;
     for (const client of [this.pubClient, this.subClient]) {
-      if (!client) continue;
+      if (!client || client.status === 'end') continue;
       if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
       else client.disconnect();
     }

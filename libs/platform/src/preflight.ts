@@ -84,7 +84,10 @@ export async function ensureRedis(redisUrl: string): Promise<void> {
         `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
     );
   } finally {
-    redis.disconnect();
+    // A failed connect has already ended the client; disconnecting it again
+    // would arm ioredis' 2 s timer for destroying a socket that is gone, and
+    // hold the process (or a test worker) open that long.
+    if (redis.status !== 'end') redis.disconnect();
   }
 }
 

@@ -60,12 +60,6 @@ export async function startWorkerHarness(
     ...env,
   });
   const app = await startContextWorker(config, new JsonLogger('context-worker', config.logLevel));
-  let stopped = false;
-  const close = app.close.bind(app);
-  app.close = async () => {
-    stopped = true;
-    await close();
-  };
   return {
     app,
     config,
@@ -76,8 +70,10 @@ export async function startWorkerHarness(
     controlPlane: app.get(ControlPlane),
     database,
     close: async () => {
-      // A test may have stopped the worker itself (a shutdown test); Nest closes once.
-      if (!stopped) await app.close();
+      // A test may have stopped the worker itself (a shutdown test). Closing again is safe: Nest
+      // runs the shutdown hooks once and only closes the (idempotent) control-plane transport
+      // again. (Wrapping app.close to notice would not work: Nest's app proxy ignores writes.)
+      await app.close();
       if (shared) return;
       await database.drop();
       await removeQueueKeys(prefix);
