@@ -21,4 +21,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   testTimeout: 30000,
   maxWorkers: 2,
+  // Suites that boot Nest, BullMQ and the openai client leave a worker's heap near 600 MB;
+  // a process that large takes longer than jest's 500 ms to exit, which jest reports as a
+  // leak. Recycling a worker past this size keeps every worker small enough to exit cleanly.
+  workerIdleMemoryLimit: '512MB',
 };

@@ -2,6 +2,7 @@
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.
 
+import type { Persona as ContextPersona, StoryCard as ContextStoryCard } from '@chronicle/context';
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
@@ -37,19 +38,11 @@ export interface AdventureSettings {
   memoryCapacity: number;
 }
 
-export interface Persona {
-  name: string;
-  pronouns: string;
-  description: string;
-}
+/** The player character, exactly as the prompt renders it (libs/context owns the shape). */
+export type Persona = ContextPersona;
 
-export interface StoryCard {
-  id: string;
-  name: string;
-  /** Comma-separated trigger keys. */
-  keys: string;
-  entry: string;
-  type: string;
+/** A story card as the adventure keeps it: what the prompt reads, plus the player's notes. */
+export interface StoryCard extends ContextStoryCard {
   /** Never sent to the model. */
   notes: string;
 }
