@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CONFIG_VARIABLES, ConfigError, loadConfig } from './config';
+
+const root = join(__dirname, '..', '..', '..');
+
+describe('configuration', () => {
+  it('starts from the documented defaults with an empty environment', () => {
+    const config = loadConfig({});
+    expect(config.port).toBe(3000);
+    expect(config.modelApiKey).toBeUndefined();
+    expect(config.queuePrefix).toBe('chronicle');
+  });
+
+  it('names every bad variable at once, with the value it got', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    const message = (error as ConfigError).message;
+    expect(message).toMatch(/PORT must be a whole number \(got "eighty"\)/);
+    expect(message).toMatch(/LOG_LEVEL must be one of debug, info, warn, error/);
+    expect(message).toMatch(/DATABASE_URL must start with postgres: or postgresql:/);
+  });
+
+  // One list of variables, two documents that must name every one of them.
+  it.each(CONFIG_VARIABLES.map((spec) => spec.name))(
+    '%s is in the README table and in docker-compose.yml',
+    (name) => {
+      const readme = readFileSync(join(root, 'README.md'), 'utf8');
+      const compose = readFileSync(join(root, 'docker-compose.yml'), 'utf8');
+      expect(readme).toContain(`| \`${name}\` |`);
+      expect(compose).toMatch(new RegExp(`^\\s+${name}:`, 'm'));
+    },
+  );
+});
