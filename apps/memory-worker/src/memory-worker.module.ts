@@ -4,7 +4,12 @@ import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import { producerConnectionOptions, QueueName, workerConnectionOptions } from '@chronicle/queue';
+import {
+  closeRedis,
+  producerConnectionOptions,
+  QueueName,
+  workerConnectionOptions,
+} from '@chronicle/queue';
 import type { ConnectionOptions, WorkerOptions } from 'bullmq';
 import Redis from 'ioredis';
 import { AdventureLock } from './adventure.lock';
@@ -81,6 +86,6 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     // After the processor has closed (Nest shuts providers down before the module itself).
-    await this.lockRedis.quit().catch(() => this.lockRedis.disconnect());
+    await closeRedis(this.lockRedis);
   }
 }

@@ -7,7 +7,8 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { EVENT_STORE_DB } from '@chronicle/event-store';
-import Redis from 'ioredis';
+import { closeRedis, createCommandConnection } from '@chronicle/queue';
+import type Redis from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { AccountsDatabase } from './accounts.database';
 import { AccountsRepository } from './accounts.repository';
@@ -22,7 +23,7 @@ export const ACCOUNTS_REDIS = Symbol('ACCOUNTS_REDIS');
 class AccountsRedisCloser implements OnApplicationShutdown {
   constructor(@Inject(ACCOUNTS_REDIS) private readonly redis: Redis) {}
   async onApplicationShutdown(): Promise<void> {
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
 
@@ -43,16 +44,7 @@ export class AccountsModule {
       providers: [
         {
           provide: ACCOUNTS_REDIS,
-          useFactory: () => {
-            const redis = new Redis(options.redisUrl, {
-              maxRetriesPerRequest: 2,
-              connectTimeout: 2000,
-              enableAutoPipelining: true,
-              connectionName: 'chronicle-rate-limits',
-            });
-            redis.on('error', () => undefined);
-            return redis;
-          },
+          useFactory: () => createCommandConnection(options.redisUrl, 'chronicle-rate-limits'),
         },
         AccountsRedisCloser,
         {

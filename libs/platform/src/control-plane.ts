@@ -16,6 +16,7 @@ import {
   Transport,
   type MicroserviceOptions,
 } from '@nestjs/microservices';
+import { closeRedis } from '@chronicle/queue';
 import { firstValueFrom } from 'rxjs';
 
 // The control plane: signals that fan out to every process and need no queue
@@ -110,9 +111,7 @@ class ControlPlaneServer extends ServerRedis {
   override async close(): Promise<void> {
     this.isManuallyClosed = true;
     for (const client of [this.pubClient, this.subClient]) {
-      if (!client || client.status === 'end') continue;
-      if (client.status === 'ready') await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
+      if (client) await closeRedis(client);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { closeRedis } from '@chronicle/queue';
 import Redis from 'ioredis';
 import type { AppConfig } from './config';
 
@@ -84,10 +85,7 @@ export async function ensureRedis(redisUrl: string): Promise<void> {
         `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
     );
   } finally {
-    // A failed connect has already ended the client; disconnecting it again
-    // would arm ioredis' 2 s timer for destroying a socket that is gone, and
-    // hold the process (or a test worker) open that long.
-    if (redis.status !== 'end') redis.disconnect();
+    await closeRedis(redis);
   }
 }
 

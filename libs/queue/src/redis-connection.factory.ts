@@ -93,3 +93,31 @@ export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<vo
     client.on('error', onError);
   });
 }
+
+/**
+ * A connection for short commands beside a request or a job (turn streams,
+ * rate limits, token counters): a couple of retries then an error, never an
+ * unbounded wait; commands issued in the same tick share one round trip.
+ */
+export function createCommandConnection(redisUrl: string, connectionName: string): Redis {
+  const redis = new Redis(redisUrl, {
+    maxRetriesPerRequest: 2,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    enableAutoPipelining: true,
+    connectionName,
+  });
+  // Failures surface as rejected commands where they matter, and in /health.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/**
+ * Closes a connection however it stands: QUIT when it is ready, a plain
+ * disconnect while it is reconnecting, nothing once it has ended (disconnecting
+ * an ended ioredis client arms a 2 s timer that holds the process open).
+ */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
+  else redis.disconnect();
+}

@@ -6,7 +6,8 @@ import {
   Module,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import Redis from 'ioredis';
+import { closeRedis, createCommandConnection } from '@chronicle/queue';
+import type Redis from 'ioredis';
 import { BlockingReaderPool, TurnStreamPublisher } from './turn-stream';
 
 /** The Redis client behind the turn streams; SSE followers' blocking reads use BlockingReaderPool. */
@@ -21,7 +22,7 @@ class TurnStreamCloser implements OnApplicationShutdown {
   ) {}
   async onApplicationShutdown(): Promise<void> {
     this.readers.close();
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeRedis(this.redis);
   }
 }
 
@@ -34,16 +35,7 @@ export class TurnStreamModule {
       providers: [
         {
           provide: TURN_STREAM_REDIS,
-          useFactory: () => {
-            const redis = new Redis(options.redisUrl, {
-              maxRetriesPerRequest: 2,
-              connectTimeout: 2000,
-              enableAutoPipelining: true,
-              connectionName: 'chronicle-turn-stream',
-            });
-            redis.on('error', () => undefined);
-            return redis;
-          },
+          useFactory: () => createCommandConnection(options.redisUrl, 'chronicle-turn-stream'),
         },
         { provide: TURN_STREAM_PREFIX, useValue: options.prefix },
         {
