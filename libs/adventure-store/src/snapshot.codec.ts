@@ -1,5 +1,11 @@
 import type { StateEvent } from '@chronicle/narrative';
-import type { ActionNode, AdventureState, NodeType, PathEntry } from '@chronicle/adventure';
+import {
+  pathEntry,
+  type ActionNode,
+  type AdventureState,
+  type NodeType,
+  type PathEntry,
+} from '@chronicle/adventure';
 
 // How a projection is kept in the snapshots table. A long adventure's projection is mostly its
 // story tree: one object per action, each repeating its key names, plus a path that repeats the
@@ -265,17 +271,6 @@ function pathByIndex(
     path[depth] = pathEntry(built[at]);
   }
   return path;
-}
-
-function pathEntry(node: ActionNode): PathEntry {
-  return {
-    id: node.id,
-    type: node.type,
-    tokens: node.tokens,
-    textVersion: node.textVersion,
-    turnId: node.turnId,
-    erased: node.erased,
-  };
 }
 
 function pathOf(nodes: Record<string, ActionNode>, head: string | null): PathEntry[] {

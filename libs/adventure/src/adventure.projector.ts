@@ -67,7 +67,8 @@ export function projectFrom(
   return draft;
 }
 
-function pathEntry(node: ActionNode): PathEntry {
+/** A node as the path at the head lists it (no text: a reader loads it by `textVersion`). */
+export function pathEntry(node: ActionNode): PathEntry {
   return {
     id: node.id,
     type: node.type,
