@@ -13,6 +13,7 @@ import {
   testQueuePrefix,
   TEST_REDIS_URL,
   type TestDatabase,
+  type TestDatabaseOptions,
 } from './database';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from './fake-openai-server';
 
@@ -293,6 +294,11 @@ export interface AppSystemOptions {
   env?: Record<string, string>;
   /** options for the fake model server */
   fake?: Parameters<typeof startFakeOpenAiServer>[0];
+  /**
+   * `{ empty: true }` starts from an empty database that the first app migrates, for a
+   * caller outside jest (a benchmark), where no run has built the migrated template.
+   */
+  database?: TestDatabaseOptions;
 }
 
 /**
@@ -316,7 +322,7 @@ export class AppSystem {
   ) {}
 
   static async create(options: AppSystemOptions = {}): Promise<AppSystem> {
-    const database = await createTestDatabase();
+    const database = await createTestDatabase(undefined, options.database);
     const fake = await startFakeOpenAiServer(options.fake);
     const system = new AppSystem(database, testQueuePrefix(), fake, options.env ?? {});
     return system;

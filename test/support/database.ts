@@ -12,7 +12,8 @@ import { createDatabase, type Database } from '../../libs/event-store/src/databa
 export const TEST_POSTGRES_URL =
   process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-export const TEMPLATE_DATABASE = 'chronicle_test_template';
+// Two working trees on one server whose migrations differ need templates of their own.
+export const TEMPLATE_DATABASE = process.env.TEST_TEMPLATE_DATABASE ?? 'chronicle_test_template';
 
 export interface TestDatabase {
   db: Kysely<Database>;
