@@ -256,14 +256,17 @@ export class NarrateTurnUseCase {
       { state },
     );
     const version = handled.state.version;
-    if (!handled.duplicate) await this.countTokens(handled.state, done.usage);
-    await this.stream.publish(turnId, 'done', {
-      action: { id: actionId, text: parsed.narration, type: 'ai' },
-      turnId,
-      version,
-      narrator: this.label.narrator,
-      model: done.model,
-    });
+    // Side by side: the count never fails the turn, and the player need not wait for it.
+    await Promise.all([
+      handled.duplicate ? undefined : this.countTokens(handled.state, done.usage),
+      this.stream.publish(turnId, 'done', {
+        action: { id: actionId, text: parsed.narration, type: 'ai' },
+        turnId,
+        version,
+        narrator: this.label.narrator,
+        model: done.model,
+      }),
+    ]);
     this.logger.log({
       msg: 'narrated',
       narrator: this.label.narrator,

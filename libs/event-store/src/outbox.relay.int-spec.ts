@@ -127,24 +127,40 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     expect((await narrate.getJob(`narrate-${turnId}`))?.data).toEqual({ adventureId, turnId });
   });
 
-  it('the fast path enqueues right after the append and marks the row', async () => {
-    const relay = new OutboxRelay(testDb.db, producer);
+  it('the fast path enqueues before the append resolves and marks the rows in one later write', async () => {
+    // Given marks that gather for a minute
+    const relay = new OutboxRelay(testDb.db, producer, { markEveryMs: 60_000 });
     const store = new EventStoreRepository(testDb.db, { publisher: relay });
     const adventureId = `adventure-${randomUUID()}`;
-    const turnId = randomUUID();
+    const turnIds = [randomUUID(), randomUUID()];
 
-    const { outbox } = await store.appendToStream(adventureId, [anEvent()], {
-      expectedVersion: 'no_stream',
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
-    });
+    // When two turns are handed off
+    const outboxIds: string[] = [];
+    for (const [version, turnId] of turnIds.entries()) {
+      const { outbox } = await store.appendToStream(adventureId, [anEvent()], {
+        expectedVersion: version,
+        outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+      });
+      outboxIds.push(String(outbox[0].id));
+    }
 
-    expect(await producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`)).toBeDefined();
-    const row = await testDb.db
-      .selectFrom('outbox')
-      .select('enqueued_at')
-      .where('id', '=', String(outbox[0].id))
-      .executeTakeFirstOrThrow();
-    expect(row.enqueued_at).toBeInstanceOf(Date);
+    // Then both jobs are queued at once, and the rows are marked only when the marks are written
+    for (const turnId of turnIds) {
+      expect(await producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`)).toBeDefined();
+    }
+    const marks = () =>
+      testDb.db
+        .selectFrom('outbox')
+        .select('enqueued_at')
+        .where('id', 'in', outboxIds)
+        .execute()
+        .then((rows) => rows.map((row) => row.enqueued_at));
+    expect(await marks()).toEqual([null, null]);
+    await relay.stop();
+    const [first, second] = await marks();
+    expect(first).toBeInstanceOf(Date);
+    // one UPDATE: one transaction, one now()
+    expect(second).toEqual(first);
   });
 
   it('memory jobs for one adventure coalesce into one waiting job', async () => {
@@ -162,6 +178,7 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     }
 
     expect((await memory.getJobCountByTypes('waiting')) - before).toBe(1);
+    await relay.flushMarks();
     expect(await pendingRows()).toEqual([]);
   });
 

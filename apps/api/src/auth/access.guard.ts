@@ -78,21 +78,24 @@ export class AccessGuard implements CanActivate {
         context.getHandler(),
         context.getClass(),
       ]) === true;
-    if (startsTurn) {
-      await this.count('turns', user.keyId, this.config.rateLimitTurnsPerMinute, 'turns');
-    } else if (!READS.has(req.method)) {
-      await this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes');
-    }
-
-    // Whatever the route names its parameter, a path under /v1/adventures/:param is that
-    // adventure's: fail closed rather than trust every controller to call it `id`.
-    const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
-    if (adventureParam !== undefined) {
-      const adventureId = String(req.params[adventureParam]);
-      if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
-        throw new NotFoundError(`adventure ${adventureId} not found`);
-      }
-    }
+    // Asked side by side (each is a round trip to Redis or, on a cache miss, Postgres), then
+    // answered in this order: the rate limit, the ownership, the daily budget.
+    const checks = await Promise.allSettled([
+      startsTurn
+        ? this.count('turns', user.keyId, this.config.rateLimitTurnsPerMinute, 'turns')
+        : READS.has(req.method)
+          ? undefined
+          : this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes'),
+      this.assertOwnsAdventureIn(req, route, user),
+      startsTurn
+        ? this.budget.assertAvailable(
+            user.id,
+            user.dailyTokenBudget ?? this.config.dailyTokenBudget,
+            new Date(),
+          )
+        : undefined,
+    ]);
+    for (const check of checks) if (check.status === 'rejected') throw check.reason;
 
     if (CREATES_ADVENTURE.has(`${req.method} ${route}`)) {
       // Checked before the create, so two creates racing at 99 may both pass: the cap bounds
@@ -103,15 +106,18 @@ export class AccessGuard implements CanActivate {
         );
       }
     }
-
-    if (startsTurn) {
-      await this.budget.assertAvailable(
-        user.id,
-        user.dailyTokenBudget ?? this.config.dailyTokenBudget,
-        new Date(),
-      );
-    }
     return true;
+  }
+
+  // Whatever the route names its parameter, a path under /v1/adventures/:param is that
+  // adventure's: fail closed rather than trust every controller to call it `id`.
+  private async assertOwnsAdventureIn(req: Request, route: string, user: RequestUser) {
+    const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
+    if (adventureParam === undefined) return;
+    const adventureId = String(req.params[adventureParam]);
+    if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
+      throw new NotFoundError(`adventure ${adventureId} not found`);
+    }
   }
 
   private async count(bucket: string, subject: string, limit: number, what: string) {
