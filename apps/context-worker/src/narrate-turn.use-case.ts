@@ -27,7 +27,6 @@ import {
 import { JobName } from '@chronicle/queue';
 import { TURN_STREAM_REDIS, TurnStreamPublisher } from '@chronicle/turn-stream';
 import type Redis from 'ioredis';
-import { ActionTextCache } from './action-text.cache';
 import { MemoryRetrieval } from './memory-retrieval';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { ProseStreamFilter } from './prose-stream.filter';
@@ -81,8 +80,6 @@ const UNEXPECTED_FAILURE =
 @Injectable()
 export class NarrateTurnUseCase {
   private readonly logger = new Logger('NarrateTurn');
-  /** The history window's texts, read from the log once per process rather than every turn. */
-  private readonly actionTexts: ActionTextCache;
 
   constructor(
     private readonly adventures: AdventureRepository,
@@ -94,9 +91,7 @@ export class NarrateTurnUseCase {
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     private readonly budget: DailyTokenBudget,
-  ) {
-    this.actionTexts = new ActionTextCache(adventures);
-  }
+  ) {}
 
   async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
@@ -132,7 +127,7 @@ export class NarrateTurnUseCase {
     });
     const prompting = this.memories.retrieve(state).then(async (memories) => ({
       memories,
-      built: await buildTurnContext(this.actionTexts, state, {
+      built: await buildTurnContext(this.adventures, state, {
         defaultModel: this.config.modelName,
         memories,
       }),

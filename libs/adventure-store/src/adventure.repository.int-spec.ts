@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  adventureStreamId,
   createAdventureCommand,
   decide,
   narrationCommand,
@@ -9,6 +10,7 @@ import {
 } from '@chronicle/adventure';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { sql } from 'kysely';
 import { AdventureRepository, countTokens } from './adventure.repository';
 
 // The repository's shortcuts past the database: a load with nothing new shares the cached state,
@@ -109,5 +111,33 @@ describe('AdventureRepository', () => {
       ),
     ).rejects.toThrow(/not in flight|no turn in flight/i);
     expect(retried.map((state) => state.version)).toEqual([next.version, next.version + 1]);
+  });
+
+  it('given texts this process appended or folded, when the window asks for them, then the log is not read again', async () => {
+    const mine = repository();
+    const theirs = repository(); // another process
+    const adventureId = await created(mine);
+    const turnId = randomUUID();
+    const action = act(turnId);
+    await mine.handle(adventureId, action, meta);
+    await theirs.handle(adventureId, narrationCommand(turnId, randomUUID()), meta);
+    const head = await mine.get(adventureId); // folds their narration onto the cached state
+    const newest = head.path.slice(-2);
+    const before = await theirs.readActionTexts(adventureId, newest);
+
+    // The stored texts change behind the processes' backs (never in a real log: it is only how a
+    // test can tell a read of the log from one of memory).
+    await database.db
+      .updateTable('events')
+      .set({ data: sql`jsonb_set(data, '{action,text}', '"rewritten"')` })
+      .where('stream_id', '=', adventureStreamId(adventureId))
+      .where('type', 'in', ['PlayerActed', 'Narrated'])
+      .execute();
+
+    expect(await mine.readActionTexts(adventureId, newest)).toEqual(before);
+    expect(await repository().readActionTexts(adventureId, newest)).toEqual([
+      'rewritten',
+      'rewritten',
+    ]);
   });
 });

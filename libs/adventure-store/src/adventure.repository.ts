@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
   actionTextFromEvent,
+  actionTextOfEvent,
   adventureStreamId,
   decide,
   EVENT_SCHEMA_VERSIONS,
@@ -25,6 +26,7 @@ import {
   type OutboxJob,
   type StoredEvent,
 } from '@chronicle/event-store';
+import { ActionTextCache } from './action-text.cache';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 
 // The adventure as the apps see it: load the projection (snapshot + newer
@@ -107,6 +109,9 @@ function foldOnto(state: AdventureState, events: readonly StoredEvent[]): Advent
 export class AdventureRepository {
   private readonly cache = new Map<string, AdventureState>();
   private readonly cacheSize: number;
+  private readonly texts = new ActionTextCache({
+    readActionTexts: (adventureId, entries) => this.readActionTextsFromLog(adventureId, entries),
+  });
 
   constructor(
     private readonly eventStore: EventStoreRepository,
@@ -131,7 +136,14 @@ export class AdventureRepository {
     // A cached state may be held by a caller, so the fold copies it; a freshly decoded snapshot
     // belongs to this call alone and is folded in place (copying its 10,000-key node record
     // cost as much as decoding it).
-    const state = cached ? projectFrom(cached, newer.map(toRecorded)) : foldOnto(base, newer);
+    let state: AdventureState;
+    if (cached) {
+      const recorded = newer.map(toRecorded);
+      state = projectFrom(cached, recorded);
+      this.rememberTexts(adventureId, recorded);
+    } else {
+      state = foldOnto(base, newer);
+    }
     if (state.id === null) return null;
     this.remember(adventureId, state);
     // No snapshot under this projector version (a new projector, or snapshots lost): the fold
@@ -244,6 +256,7 @@ export class AdventureRepository {
         const state = projectFrom(loaded, recorded);
         const id = state.id ?? adventureId;
         this.remember(id, state);
+        this.rememberTexts(id, recorded);
         await this.maybeSnapshot(streamId, loaded.version, state);
         return { state, events: recorded, duplicate: false };
       } catch (error) {
@@ -258,10 +271,18 @@ export class AdventureRepository {
   }
 
   /**
-   * The texts of the given path entries, read by the version of the event
-   * that holds each one (one indexed query), in the order given.
+   * The texts of the given path entries, in the order given: from the texts this process has
+   * read or written lately (see ActionTextCache), the rest by the version of the event that
+   * holds each one (one indexed query).
    */
-  async readActionTexts(
+  readActionTexts(
+    adventureId: string,
+    entries: readonly { id: string; textVersion: number }[],
+  ): Promise<string[]> {
+    return this.texts.readActionTexts(adventureId, entries);
+  }
+
+  private async readActionTextsFromLog(
     adventureId: string,
     entries: readonly { id: string; textVersion: number }[],
   ): Promise<string[]> {
@@ -279,6 +300,19 @@ export class AdventureRepository {
       }
       return text;
     });
+  }
+
+  /**
+   * Hands the texts of events just folded or appended to the text cache: the newest rows of the
+   * next history window. A full fold (a cold load) skips this; its window is read when asked.
+   */
+  private rememberTexts(adventureId: string, events: readonly RecordedAdventureEvent[]): void {
+    const entries: { id: string; textVersion: number; text: string }[] = [];
+    for (const event of events) {
+      const held = actionTextOfEvent(event);
+      if (held) entries.push({ ...held, textVersion: event.version });
+    }
+    if (entries.length > 0) this.texts.remember(adventureId, entries);
   }
 
   /** Forgets the cached projection (after a failed append of unknown outcome, say). */

@@ -114,15 +114,21 @@ function findOutcome(state: AdventureState, turnId: string): TurnOutcome | undef
  * does not carry this action's text. History readers load events by version and call this.
  */
 export function actionTextFromEvent(event: AdventureEvent, actionId: string): string | null {
+  const held = actionTextOfEvent(event);
+  return held?.id === actionId ? held.text : null;
+}
+
+/** The action text an event holds (an event holds at most one), with the action's id. */
+export function actionTextOfEvent(event: AdventureEvent): { id: string; text: string } | null {
   switch (event.type) {
     case 'AdventureCreated':
-      return event.data.openingAction.id === actionId ? event.data.opening : null;
+      return { id: event.data.openingAction.id, text: event.data.opening };
     case 'PlayerActed':
-      return event.data.action?.id === actionId ? event.data.action.text : null;
+      return event.data.action ? { id: event.data.action.id, text: event.data.action.text } : null;
     case 'Narrated':
-      return event.data.action.id === actionId ? event.data.action.text : null;
+      return { id: event.data.action.id, text: event.data.action.text };
     case 'ActionEdited':
-      return event.data.actionId === actionId ? event.data.text : null;
+      return { id: event.data.actionId, text: event.data.text };
     default:
       return null;
   }

@@ -1,4 +1,4 @@
-import type { ActionTextReader } from '@chronicle/adventure-store';
+import type { ActionTextReader } from './turn-context';
 
 // A turn's history window is its last hundred or so actions, and the next turn's window is the
 // same one moved by two rows; reading every text of it from the log each turn (the events whole:
@@ -6,6 +6,10 @@ import type { ActionTextReader } from '@chronicle/adventure-store';
 // the worker's CPU. A text is keyed by the version of the event that holds it, and an event at a
 // version never changes in an append-only log — an edit writes a new event, so a new key — so a
 // text read once is that text for good, and the cache needs no invalidation.
+//
+// The two newest rows of a window are the ones a turn has just written (the player's action, the
+// previous narration), and the process has those events in hand already: the repository hands
+// them over (`remember`) as it folds or appends them, so a turn reads no text from the log.
 
 /** The most texts kept; at about a kilobyte each, tens of megabytes at most. */
 const DEFAULT_CAPACITY = 20_000;
@@ -37,8 +41,25 @@ export class ActionTextCache implements ActionTextReader {
         found.set(`${adventureId}:${entry.textVersion}:${entry.id}`, read[i]),
       );
     }
-    // Touch what this call used, newest last, so eviction takes the texts unused longest.
-    for (const [key, text] of found) {
+    this.touch(found);
+    return keys.map((key) => found.get(key) as string);
+  }
+
+  /** Texts seen in events this process read or wrote. */
+  remember(
+    adventureId: string,
+    entries: readonly { id: string; textVersion: number; text: string }[],
+  ) {
+    this.touch(
+      new Map(
+        entries.map((entry) => [`${adventureId}:${entry.textVersion}:${entry.id}`, entry.text]),
+      ),
+    );
+  }
+
+  /** Puts `used` newest, so eviction takes the texts unused longest. */
+  private touch(used: ReadonlyMap<string, string>): void {
+    for (const [key, text] of used) {
       this.texts.delete(key);
       this.texts.set(key, text);
     }
@@ -46,6 +67,5 @@ export class ActionTextCache implements ActionTextReader {
       if (this.texts.size <= this.capacity) break;
       this.texts.delete(key);
     }
-    return keys.map((key) => found.get(key) as string);
   }
 }
