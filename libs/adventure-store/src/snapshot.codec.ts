@@ -154,8 +154,9 @@ export function encodeSnapshot(state: AdventureState): Uint8Array {
 /** The content of `bytes` with its columns as views; null when they are not of this codec. */
 export function unpackSnapshot(bytes: Uint8Array): LeanSnapshot | null {
   if (bytes.byteLength < PREFIX_BYTES) return null;
-  // The views need a start at a multiple of 4 in their buffer; a misaligned slice is copied.
-  const own = bytes.byteOffset % ALIGN === 0 ? bytes : bytes.slice();
+  // The views need a start at a multiple of 4 in their buffer; misaligned bytes are copied (with
+  // the constructor: a Buffer's slice() is a view, not a copy).
+  const own = bytes.byteOffset % ALIGN === 0 ? bytes : new Uint8Array(bytes);
   const [codec, headerLength] = new Uint32Array(own.buffer, own.byteOffset, 2);
   if (codec !== SNAPSHOT_CODEC) return null;
   const json = Buffer.from(own.buffer as ArrayBuffer, own.byteOffset + PREFIX_BYTES, headerLength);
