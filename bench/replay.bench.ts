@@ -89,7 +89,7 @@ export default async function replayBench(): Promise<string> {
     // The snapshot an append at a multiple of 50 leaves, one event behind the head.
     const atSnapshot = project(rows.slice(0, total - 1).map(toRecorded));
     await snapshots.saveSnapshot(streamId, projectorVersion, total - 1, encodeSnapshot(atSnapshot));
-    const leanBytes = JSON.stringify(encodeSnapshot(atSnapshot)).length;
+    const leanBytes = encodeSnapshot(atSnapshot).byteLength;
     const wholeBytes = JSON.stringify(atSnapshot).length;
     const snapshotLoad = await timeRuns(SNAPSHOT_RUNS, async () => {
       const state = await repository(50).load(adventureId);

@@ -341,7 +341,7 @@ export class AdventureRepository {
       atOrBelow === null
         ? await this.snapshots.loadSnapshot(streamId, projectorVersion)
         : await this.snapshots.loadSnapshotAt(streamId, projectorVersion, atOrBelow);
-    return (snapshot && decodeSnapshot(snapshot.state)) ?? initialState();
+    return (snapshot && decodeSnapshot(snapshot.bytes)) ?? initialState();
   }
 
   private async saveSnapshot(streamId: string, state: AdventureState): Promise<void> {

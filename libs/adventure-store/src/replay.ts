@@ -62,7 +62,7 @@ export class AdventureReplayer {
     const stored = await this.eventStore.readStream(streamId);
     if (stored.length === 0) throw new NotFoundError(`adventure ${adventureId} not found`);
     const snapshotRow = await this.snapshots.loadSnapshot(streamId, projectorVersion);
-    const snapshot = snapshotRow ? decodeSnapshot(snapshotRow.state) : null;
+    const snapshot = snapshotRow ? decodeSnapshot(snapshotRow.bytes) : null;
     const report: ReplayReport = {
       adventureId,
       events: stored.length,

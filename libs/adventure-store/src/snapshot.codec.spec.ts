@@ -1,11 +1,9 @@
 import { AdventureHistory, canonicalJson, playedAdventure } from '@chronicle/adventure';
-import { decodeSnapshot, encodeSnapshot, SNAPSHOT_CODEC } from './snapshot.codec';
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_CODEC, unpackSnapshot } from './snapshot.codec';
 
 function roundTrip(history: AdventureHistory): void {
   const state = history.state;
-  // Through JSON, as the snapshots table stores it.
-  const stored = JSON.parse(JSON.stringify(encodeSnapshot(state)));
-  expect(canonicalJson(decodeSnapshot(stored))).toBe(canonicalJson(state));
+  expect(canonicalJson(decodeSnapshot(encodeSnapshot(state)))).toBe(canonicalJson(state));
 }
 
 describe('snapshot codec', () => {
@@ -37,9 +35,9 @@ describe('snapshot codec', () => {
 
   it('given a long adventure, when encoded, then the path is left out and the snapshot is smaller', () => {
     const history = playedAdventure(200, 100);
-    const lean = encodeSnapshot(history.state);
-    expect(lean.path).toBeNull();
-    expect(JSON.stringify(lean).length).toBeLessThan(JSON.stringify(history.state).length * 0.6);
+    const bytes = encodeSnapshot(history.state);
+    expect(unpackSnapshot(bytes)?.path).toBeNull();
+    expect(bytes.byteLength).toBeLessThan(JSON.stringify(history.state).length * 0.6);
     roundTrip(history);
   });
 
@@ -56,9 +54,9 @@ describe('snapshot codec', () => {
     const a = history.turn('do', 'one', { accepted: [enter] });
     const b = history.turn('do', 'two', { accepted: [tired] });
     const c = history.turn('do', 'three', { accepted: [{ ...tired }] });
-    const lean = encodeSnapshot(history.state);
-    expect(lean.stateEvents).toEqual([enter, tired]);
-    const decoded = decodeSnapshot(JSON.parse(JSON.stringify(lean)));
+    const bytes = encodeSnapshot(history.state);
+    expect(unpackSnapshot(bytes)?.stateEvents).toEqual([enter, tired]);
+    const decoded = decodeSnapshot(bytes);
     expect(decoded?.nodes[a.aiActionId].accepted).toEqual([enter]);
     expect(decoded?.nodes[b.aiActionId].accepted).toEqual([tired]);
     expect(decoded?.nodes[c.aiActionId].accepted).toEqual([tired]);
@@ -68,7 +66,7 @@ describe('snapshot codec', () => {
   it('given a node without lists, when decoded, then its empty lists cannot be changed in place', () => {
     const history = AdventureHistory.create();
     const { playerActionId } = history.turn('do', 'walk', {});
-    const decoded = decodeSnapshot(JSON.parse(JSON.stringify(encodeSnapshot(history.state))));
+    const decoded = decodeSnapshot(encodeSnapshot(history.state));
     const node = decoded?.nodes[playerActionId ?? ''];
     expect(node?.corrections).toEqual([]);
     expect(() => (node?.corrections as unknown[]).push('leak')).toThrow(TypeError);
@@ -82,26 +80,58 @@ describe('snapshot codec', () => {
       ...state,
       nodes: { ...state.nodes, [aiActionId]: { ...state.nodes[aiActionId], depth: 7 } },
     };
-    const lean = encodeSnapshot(odd);
-    expect(lean.depths).not.toBeNull();
-    expect(decodeSnapshot(JSON.parse(JSON.stringify(lean)))?.nodes[aiActionId].depth).toBe(7);
-    expect(encodeSnapshot(state).depths).toBeNull();
+    const bytes = encodeSnapshot(odd);
+    expect(unpackSnapshot(bytes)?.depths).not.toBeNull();
+    expect(decodeSnapshot(bytes)?.nodes[aiActionId].depth).toBe(7);
+    expect(unpackSnapshot(encodeSnapshot(state))?.depths).toBeNull();
   });
 
   it('keeps a path that is not the head chain as it is', () => {
     const state = AdventureHistory.create().state;
     const odd = { ...state, path: [] };
-    const lean = encodeSnapshot(odd);
-    expect(lean.path).toEqual([]);
-    expect(canonicalJson(decodeSnapshot(JSON.parse(JSON.stringify(lean))))).toBe(
-      canonicalJson(odd),
-    );
+    const bytes = encodeSnapshot(odd);
+    expect(unpackSnapshot(bytes)?.path).toEqual([]);
+    expect(canonicalJson(decodeSnapshot(bytes))).toBe(canonicalJson(odd));
   });
 
-  it('reads only its own codec: a whole state or another codec is no snapshot', () => {
+  it('reads only its own codec: a whole state, codec 3 JSON or another codec is no snapshot', () => {
     const state = AdventureHistory.create().state;
-    expect(decodeSnapshot(state)).toBeNull();
-    expect(decodeSnapshot({ ...encodeSnapshot(state), codec: SNAPSHOT_CODEC + 1 })).toBeNull();
-    expect(decodeSnapshot(null)).toBeNull();
+    expect(decodeSnapshot(Buffer.from(JSON.stringify(state)))).toBeNull();
+    expect(decodeSnapshot(Buffer.from(JSON.stringify({ codec: 3, state, ids: [] })))).toBeNull();
+    const other = encodeSnapshot(state);
+    new Uint32Array(other.buffer, other.byteOffset, 1)[0] = SNAPSHOT_CODEC + 1;
+    expect(decodeSnapshot(other)).toBeNull();
+    expect(decodeSnapshot(new Uint8Array(0))).toBeNull();
+  });
+
+  it('given snapshot bytes at any offset in their buffer, when decoded, then the state is the same', () => {
+    const history = playedAdventure(40, 100);
+    const bytes = encodeSnapshot(history.state);
+    // A driver may hand the bytes over as a slice of a larger buffer, at an odd offset.
+    const larger = Buffer.alloc(bytes.byteLength + 3);
+    larger.set(bytes, 3);
+    expect(canonicalJson(decodeSnapshot(larger.subarray(3)))).toBe(canonicalJson(history.state));
+  });
+
+  it('given columns whose values need one, two or four bytes, then each keeps its values', () => {
+    const history = AdventureHistory.create();
+    const { aiActionId } = history.turn('do', 'walk', {});
+    const state = history.state;
+    const wide = {
+      ...state,
+      nodes: {
+        ...state.nodes,
+        [aiActionId]: { ...state.nodes[aiActionId], tokens: 40_000, textVersion: 3_000_000 },
+      },
+    };
+    expect(decodeSnapshot(encodeSnapshot(wide))?.nodes[aiActionId]).toMatchObject({
+      tokens: 40_000,
+      textVersion: 3_000_000,
+    });
+    const fractional = {
+      ...state,
+      nodes: { ...state.nodes, [aiActionId]: { ...state.nodes[aiActionId], tokens: 1.5 } },
+    };
+    expect(() => encodeSnapshot(fractional)).toThrow(/tokens holds 1.5/);
   });
 });

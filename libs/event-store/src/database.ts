@@ -42,7 +42,7 @@ export interface SnapshotsTable {
   version: number;
   /** JSON as text, as the previous release wrote it; null on the rows written `packed`. */
   state: string | null;
-  /** JSON, brotli-compressed by the process: written and read whole (see the migrations). */
+  /** The snapshot's bytes, brotli-compressed by the process: written and read whole (see the migrations). */
   packed: Buffer | null;
   created_at: Generated<Date>;
 }

@@ -54,12 +54,13 @@ export interface Checkpoint {
   position: number;
 }
 
-export interface Snapshot<State = unknown> {
+export interface Snapshot {
   streamId: string;
   projectorVersion: number;
   /** The stream version the state includes; load events after it. */
   version: number;
-  state: State;
+  /** The state as its writer encoded it (decompressed). */
+  bytes: Buffer;
   createdAt: Date;
 }
 

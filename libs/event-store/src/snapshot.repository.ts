@@ -16,8 +16,8 @@ export interface SnapshotRepositoryOptions {
 export const DEFAULT_CHECKPOINT_EVERY = 1_000;
 
 const compress = promisify(brotliCompress);
-// A low quality: snapshot JSON is repetitive (ids, small numbers, recurring state events), so
-// even the fast levels shrink it about tenfold, and the write sits on a command's path.
+// A low quality: a snapshot is repetitive (ids, small numbers, recurring state events), so even
+// the fast levels shrink it about twentyfold, and the write sits on a command's path.
 // Decompressing is fast at any level.
 const COMPRESSION = {
   params: {
@@ -29,6 +29,8 @@ const COMPRESSION = {
 // Snapshots are kept by version (see the 20251130120000 migration): the latest serves loads,
 // the checkpoints serve reads at an older version. Storage stays bounded: one row per
 // `checkpointEvery` versions plus the latest, about 10 rows for a 10,000-event adventure.
+// A snapshot is bytes in its writer's format (the adventure's is adventure-store's
+// snapshot.codec.ts): this repository only compresses and keeps them.
 export class SnapshotRepository {
   /** See `SnapshotRepositoryOptions`; readers use it to decide when a long fold leaves a checkpoint. */
   readonly checkpointEvery: number;
@@ -52,7 +54,7 @@ export class SnapshotRepository {
     streamId: string,
     projectorVersion: number,
     version: number,
-    state: unknown,
+    bytes: Uint8Array,
     trx?: Kysely<Database>,
   ): Promise<void> {
     const db = trx ?? this.db;
@@ -64,7 +66,7 @@ export class SnapshotRepository {
         version,
         state: null,
         // Compressed off the event loop (zlib's thread pool): it takes a few milliseconds.
-        packed: await compress(JSON.stringify(state), COMPRESSION),
+        packed: await compress(bytes, COMPRESSION),
       })
       .onConflict((oc) =>
         oc.columns(['stream_id', 'projector_version', 'version']).doUpdateSet((eb) => ({
@@ -94,22 +96,22 @@ export class SnapshotRepository {
   }
 
   /** The newest snapshot of a stream under a projector version. */
-  async loadSnapshot<State = unknown>(
+  async loadSnapshot(
     streamId: string,
     projectorVersion: number,
     trx?: Kysely<Database>,
-  ): Promise<Snapshot<State> | undefined> {
-    return this.loadAtOrBelow<State>(streamId, projectorVersion, null, trx);
+  ): Promise<Snapshot | undefined> {
+    return this.loadAtOrBelow(streamId, projectorVersion, null, trx);
   }
 
   /** The newest snapshot whose version is at or below `version` (for a read at that version). */
-  async loadSnapshotAt<State = unknown>(
+  async loadSnapshotAt(
     streamId: string,
     projectorVersion: number,
     version: number,
     trx?: Kysely<Database>,
-  ): Promise<Snapshot<State> | undefined> {
-    return this.loadAtOrBelow<State>(streamId, projectorVersion, version, trx);
+  ): Promise<Snapshot | undefined> {
+    return this.loadAtOrBelow(streamId, projectorVersion, version, trx);
   }
 
   /** The versions kept for a stream under a projector version, ascending (for tests and tools). */
@@ -128,12 +130,12 @@ export class SnapshotRepository {
     return rows.map((row) => row.version);
   }
 
-  private async loadAtOrBelow<State>(
+  private async loadAtOrBelow(
     streamId: string,
     projectorVersion: number,
     version: number | null,
     trx?: Kysely<Database>,
-  ): Promise<Snapshot<State> | undefined> {
+  ): Promise<Snapshot | undefined> {
     // Rows the previous release wrote as text are passed over (see the 20251130150000 migration).
     let query = (trx ?? this.db)
       .selectFrom('snapshots')
@@ -151,9 +153,9 @@ export class SnapshotRepository {
       streamId: row.stream_id,
       projectorVersion: row.projector_version,
       version: row.version,
-      // Decompressed and parsed here, once. Synchronously: a snapshot inflates in about a
-      // millisecond, less than a hop to the thread pool and back would add to the load.
-      state: JSON.parse(brotliDecompressSync(row.packed).toString('utf8')) as State,
+      // Synchronously: a snapshot inflates in a third of a millisecond, less than a hop to the
+      // thread pool and back would add to the load.
+      bytes: brotliDecompressSync(row.packed),
       createdAt: row.created_at,
     };
   }
