@@ -15,8 +15,9 @@ import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
- * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version as
- * text in the column-wise codec 3 (adventure-store's snapshot.codec.ts).
+ * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. How a
+ * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
+ * another codec reads as none, with no bump here.
  */
 export const projectorVersion = 3;
 
