@@ -1,5 +1,21 @@
-import { AdventureHistory, canonicalJson, playedAdventure } from '@chronicle/adventure';
+import {
+  AdventureHistory,
+  canonicalJson,
+  nodeBucket,
+  playedAdventure,
+  requireNode,
+  type ActionNode,
+  type AdventureState,
+} from '@chronicle/adventure';
 import { decodeSnapshot, encodeSnapshot, SNAPSHOT_CODEC, unpackSnapshot } from './snapshot.codec';
+
+/** `state` with one node changed (as no projector would: these states are hand-made). */
+function withNodeChanged(state: AdventureState, id: string, change: Partial<ActionNode>) {
+  const nodes = state.nodes.slice();
+  const bucket = nodeBucket(id);
+  nodes[bucket] = { ...nodes[bucket], [id]: { ...requireNode(state, id), ...change } };
+  return { ...state, nodes };
+}
 
 function roundTrip(history: AdventureHistory): void {
   const state = history.state;
@@ -57,17 +73,19 @@ describe('snapshot codec', () => {
     const bytes = encodeSnapshot(history.state);
     expect(unpackSnapshot(bytes)?.stateEvents).toEqual([enter, tired]);
     const decoded = decodeSnapshot(bytes);
-    expect(decoded?.nodes[a.aiActionId].accepted).toEqual([enter]);
-    expect(decoded?.nodes[b.aiActionId].accepted).toEqual([tired]);
-    expect(decoded?.nodes[c.aiActionId].accepted).toEqual([tired]);
-    expect(decoded?.nodes[b.aiActionId].accepted).not.toBe(decoded?.nodes[c.aiActionId].accepted);
+    expect(requireNode(decoded as AdventureState, a.aiActionId).accepted).toEqual([enter]);
+    expect(requireNode(decoded as AdventureState, b.aiActionId).accepted).toEqual([tired]);
+    expect(requireNode(decoded as AdventureState, c.aiActionId).accepted).toEqual([tired]);
+    expect(requireNode(decoded as AdventureState, b.aiActionId).accepted).not.toBe(
+      requireNode(decoded as AdventureState, c.aiActionId).accepted,
+    );
   });
 
   it('given a node without lists, when decoded, then its empty lists cannot be changed in place', () => {
     const history = AdventureHistory.create();
     const { playerActionId } = history.turn('do', 'walk', {});
     const decoded = decodeSnapshot(encodeSnapshot(history.state));
-    const node = decoded?.nodes[playerActionId ?? ''];
+    const node = requireNode(decoded as AdventureState, playerActionId ?? '');
     expect(node?.corrections).toEqual([]);
     expect(() => (node?.corrections as unknown[]).push('leak')).toThrow(TypeError);
   });
@@ -76,13 +94,10 @@ describe('snapshot codec', () => {
     const history = AdventureHistory.create();
     const { aiActionId } = history.turn('do', 'walk', {});
     const state = history.state;
-    const odd = {
-      ...state,
-      nodes: { ...state.nodes, [aiActionId]: { ...state.nodes[aiActionId], depth: 7 } },
-    };
+    const odd = withNodeChanged(state, aiActionId, { depth: 7 });
     const bytes = encodeSnapshot(odd);
     expect(unpackSnapshot(bytes)?.depths).not.toBeNull();
-    expect(decodeSnapshot(bytes)?.nodes[aiActionId].depth).toBe(7);
+    expect(requireNode(decodeSnapshot(bytes) as AdventureState, aiActionId).depth).toBe(7);
     expect(unpackSnapshot(encodeSnapshot(state))?.depths).toBeNull();
   });
 
@@ -117,21 +132,14 @@ describe('snapshot codec', () => {
     const history = AdventureHistory.create();
     const { aiActionId } = history.turn('do', 'walk', {});
     const state = history.state;
-    const wide = {
-      ...state,
-      nodes: {
-        ...state.nodes,
-        [aiActionId]: { ...state.nodes[aiActionId], tokens: 40_000, textVersion: 3_000_000 },
-      },
-    };
-    expect(decodeSnapshot(encodeSnapshot(wide))?.nodes[aiActionId]).toMatchObject({
+    const wide = withNodeChanged(state, aiActionId, { tokens: 40_000, textVersion: 3_000_000 });
+    expect(
+      requireNode(decodeSnapshot(encodeSnapshot(wide)) as AdventureState, aiActionId),
+    ).toMatchObject({
       tokens: 40_000,
       textVersion: 3_000_000,
     });
-    const fractional = {
-      ...state,
-      nodes: { ...state.nodes, [aiActionId]: { ...state.nodes[aiActionId], tokens: 1.5 } },
-    };
+    const fractional = withNodeChanged(state, aiActionId, { tokens: 1.5 });
     expect(() => encodeSnapshot(fractional)).toThrow(/tokens holds 1.5/);
   });
 });

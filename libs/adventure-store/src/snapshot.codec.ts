@@ -1,5 +1,9 @@
 import type { StateEvent } from '@chronicle/narrative';
 import {
+  allNodes,
+  emptyNodeTable,
+  nodeBucket,
+  nodeOf,
   pathEntry,
   type ActionNode,
   type AdventureState,
@@ -73,7 +77,7 @@ type Column = (typeof COLUMNS)[number];
 /** A snapshot's content; number columns are arrays when encoding, typed-array views when read. */
 export interface LeanSnapshot<Ints extends ArrayLike<number> = ArrayLike<number>> {
   state: Omit<AdventureState, 'nodes' | 'path'>;
-  /** Node ids in the order of `state.nodes`' keys; every other node column is indexed like this one. */
+  /** Node ids, by depth and then text version; every other node column is indexed like this one. */
   ids: string[];
   /** Node index minus its parent's index; 0 for none (a node is never its own parent). */
   parents: Ints;
@@ -203,8 +207,13 @@ function packedInts(values: number[], column: Column): Int8Array | Int16Array | 
 }
 
 function toColumns(state: AdventureState): LeanSnapshot<number[]> {
-  const { nodes, path, ...rest } = state;
-  const ids = Object.keys(nodes);
+  const { nodes: table, path, ...rest } = state;
+  // Parents before their children, and neighbours in the story next to each other: what keeps
+  // the parent and text-version differences to a digit or two (the buckets hold no such order).
+  const nodes = [...allNodes(state)].sort(
+    (a, b) => a.depth - b.depth || a.textVersion - b.textVersion || (a.id < b.id ? -1 : 1),
+  );
+  const ids = nodes.map((node) => node.id);
   const indexOf = new Map<string, number>();
   for (let index = 0; index < ids.length; index++) indexOf.set(ids[index], index);
   const typeIndex = new Map<NodeType, number>();
@@ -237,7 +246,7 @@ function toColumns(state: AdventureState): LeanSnapshot<number[]> {
     path: null,
   };
   for (let index = 0; index < ids.length; index++) {
-    const node = nodes[ids[index]];
+    const node = nodes[index];
     let parent = -1;
     if (node.parentId !== null) {
       // The projector refuses an action whose parent is unknown, so this only guards hand-made states.
@@ -292,7 +301,7 @@ function toColumns(state: AdventureState): LeanSnapshot<number[]> {
     }
   }
   lean.depths = derivedDepths ? null : depths;
-  lean.path = samePath(pathOf(nodes, state.head), path) ? null : path;
+  lean.path = samePath(pathOf({ nodes: table }, state.head), path) ? null : path;
   return lean;
 }
 
@@ -324,7 +333,7 @@ export function decodeSnapshot(bytes: Uint8Array): AdventureState | null {
   // other nodes. A node with a list gets its own array.
   const built: ActionNode[] = new Array<ActionNode>(ids.length);
   const parentIndexes = new Int32Array(ids.length);
-  const nodes: Record<string, ActionNode> = {};
+  const nodes = emptyNodeTable();
   let textVersion = 0;
   let turn = 0;
   for (let index = 0; index < ids.length; index++) {
@@ -347,7 +356,7 @@ export function decodeSnapshot(bytes: Uint8Array): AdventureState | null {
       corrections: NONE,
     };
     built[index] = node;
-    nodes[node.id] = node;
+    nodes[nodeBucket(node.id)][node.id] = node;
   }
   for (const index of lean.erased) built[index].erased = true;
   let next = 0;
@@ -389,12 +398,12 @@ function pathByIndex(
   return path;
 }
 
-function pathOf(nodes: Record<string, ActionNode>, head: string | null): PathEntry[] {
+function pathOf(state: Pick<AdventureState, 'nodes'>, head: string | null): PathEntry[] {
   const path: PathEntry[] = [];
-  let node = head === null ? undefined : nodes[head];
+  let node = head === null ? undefined : nodeOf(state, head);
   while (node) {
     path.push(pathEntry(node));
-    node = node.parentId === null ? undefined : nodes[node.parentId];
+    node = node.parentId === null ? undefined : nodeOf(state, node.parentId);
   }
   return path.reverse();
 }

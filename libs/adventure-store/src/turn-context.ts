@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   excludedActionId,
   narrativeForTurn,
+  nodeOf,
   storyActionCount,
   storyPath,
   storySummary,
@@ -92,7 +93,7 @@ export function storyReader(store: ActionTextReader, state: AdventureState): Rea
     if (rows.length === 0) return [];
     const texts = await store.readActionTexts(adventureId, rows);
     return rows.map((entry, i): WindowAction => {
-      const node = state.nodes[entry.id];
+      const node = nodeOf(state, entry.id);
       return {
         id: entry.id,
         type: entry.type,

@@ -18,7 +18,7 @@ import type {
 import { LIMITS } from './adventure.limits';
 import { isOnPath, narrativeAtDepth } from './adventure.projector';
 import { storyTail, turnStatus } from './adventure.queries';
-import { DEFAULT_SETTINGS, type ActionNode, type AdventureState } from './adventure.state';
+import { DEFAULT_SETTINGS, nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import {
   MAX_TITLE_CHARS,
   checkCanon,
@@ -118,7 +118,7 @@ export function decide(
       requireNoTurnInFlight(state);
       checkId('turnId', command.data.turnId);
       requireNewTurn(state, command.data.turnId);
-      const head = state.nodes[state.head ?? ''];
+      const head = state.head === null ? undefined : nodeOf(state, state.head);
       if (!head || head.type !== 'ai' || head.erased) {
         throw new InvalidCommandError(
           'retry needs the story to end with a narration; act or continue instead',
@@ -416,9 +416,7 @@ function findCard(state: AdventureState, cardId: string): StoryCard {
 }
 
 function findNode(state: AdventureState, actionId: string): ActionNode {
-  const node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
-    ? state.nodes[actionId]
-    : undefined;
+  const node = nodeOf(state, actionId);
   if (!node) throw new NotFoundError(`action ${actionId} not found in this adventure`);
   return node;
 }
@@ -437,7 +435,7 @@ function requireTurnInFlight(state: AdventureState, turnId: string) {
 }
 
 function requireNewAction(state: AdventureState, actionId: string): void {
-  if (Object.prototype.hasOwnProperty.call(state.nodes, actionId)) {
+  if (nodeOf(state, actionId)) {
     throw new DuplicateActionError(actionId);
   }
 }

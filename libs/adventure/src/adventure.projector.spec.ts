@@ -8,7 +8,7 @@ import {
   storyPath,
   turnStatus,
 } from './adventure.queries';
-import type { AdventureState } from './adventure.state';
+import { nodeBucket, nodeOf, requireNode, type AdventureState } from './adventure.state';
 import { AdventureHistory, playedAdventure } from './testing/adventure.factory';
 
 const enterHarbor: StateEvent = { type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' };
@@ -46,7 +46,7 @@ describe('adventure projector', () => {
     });
     const { state } = history;
     expect(ids(state)).toEqual(['opening', playerActionId, aiActionId]);
-    expect(state.nodes[aiActionId]).toMatchObject({
+    expect(requireNode(state, aiActionId)).toMatchObject({
       parentId: playerActionId,
       depth: 2,
       type: 'ai',
@@ -116,9 +116,9 @@ describe('adventure projector', () => {
       const turn = history.turn('do', 'walk north', { accepted: [fact('Old take')] });
       const take = history.retry({ accepted: [fact('New take')] });
       const { state } = history;
-      expect(state.nodes[take].parentId).toBe(turn.playerActionId);
-      expect(state.nodes[take].depth).toBe(state.nodes[turn.aiActionId].depth);
-      expect(state.nodes[turn.aiActionId].erased).toBe(false);
+      expect(requireNode(state, take).parentId).toBe(turn.playerActionId);
+      expect(requireNode(state, take).depth).toBe(requireNode(state, turn.aiActionId).depth);
+      expect(requireNode(state, turn.aiActionId).erased).toBe(false);
       expect(ids(state)).toEqual(['opening', turn.playerActionId, take]);
       expect(facts(state)).toEqual(['New take']);
     });
@@ -161,8 +161,8 @@ describe('adventure projector', () => {
       history.undo();
       const fork = history.turn('say', 'hello');
       expect(history.state.redo).toEqual([]);
-      expect(history.state.nodes[fork.playerActionId ?? ''].parentId).toBe(first.aiActionId);
-      expect(history.state.nodes[undone.aiActionId].erased).toBe(false);
+      expect(requireNode(history.state, fork.playerActionId ?? '').parentId).toBe(first.aiActionId);
+      expect(requireNode(history.state, undone.aiActionId).erased).toBe(false);
       expect(() => history.redo()).toThrow(/nothing to redo/);
     });
   });
@@ -179,7 +179,9 @@ describe('adventure projector', () => {
       history.moveHead(turn.aiActionId);
       expect(facts(history.state)).toEqual(['Take one']);
       const branch = history.turn('story', 'A gull cries.', { accepted: [fact('Branch')] });
-      expect(history.state.nodes[branch.playerActionId ?? ''].parentId).toBe(turn.aiActionId);
+      expect(requireNode(history.state, branch.playerActionId ?? '').parentId).toBe(
+        turn.aiActionId,
+      );
       expect(ids(history.state)).toEqual([
         'opening',
         turn.playerActionId,
@@ -202,7 +204,7 @@ describe('adventure projector', () => {
       const { aiActionId } = history.turn('do', 'walk north');
       history.edit(aiActionId, 'The fog lifts at last.');
       const { state } = history;
-      expect(state.nodes[aiActionId]).toMatchObject({ tokens: 5, textVersion: 4 });
+      expect(requireNode(state, aiActionId)).toMatchObject({ tokens: 5, textVersion: 4 });
       expect(state.path.at(-1)).toMatchObject({ id: aiActionId, tokens: 5, textVersion: 4 });
     });
 
@@ -266,7 +268,7 @@ describe('adventure projector', () => {
       history.retcon(first.aiActionId, 1);
       expect(entityIds(history.state)).toEqual(['harbor']);
       expect(facts(history.state)).toEqual(['Night falls']);
-      expect(history.state.nodes[first.aiActionId].retconned).toEqual([1]);
+      expect(requireNode(history.state, first.aiActionId).retconned).toEqual([1]);
     });
   });
 
@@ -313,6 +315,26 @@ describe('adventure projector', () => {
       const undefinedPaths: string[] = [];
       walk(state, '', (path, value) => value === undefined && undefinedPaths.push(path));
       expect(undefinedPaths).toEqual([]);
+    });
+
+    it('a fold onto a long story copies only the buckets of the tree it writes', () => {
+      const history = playedAdventure(400, 20);
+      const before = project(history.events);
+      const turn = history.turn('do', 'look back');
+      const after = projectFrom(before, history.events.slice(before.version));
+      const written = new Set(
+        [turn.playerActionId ?? '', turn.aiActionId].map((id) => nodeBucket(id)),
+      );
+      after.nodes.forEach((bucket, index) => {
+        if (written.has(index)) expect(bucket).not.toBe(before.nodes[index]);
+        else expect(bucket).toBe(before.nodes[index]);
+      });
+      expect(nodeOf(before, turn.aiActionId)).toBeUndefined();
+      expect(nodeOf(after, turn.aiActionId)?.parentId).toBe(turn.playerActionId);
+      // the ids spread over the buckets
+      expect(Math.min(...before.nodes.map((bucket) => Object.keys(bucket).length))).toBeGreaterThan(
+        0,
+      );
     });
 
     it('evolve leaves its input untouched (deep-frozen input, same result as the fold)', () => {

@@ -7,6 +7,12 @@
 // path entries, narrative states, arrays inside nodes) are always replaced, never changed, so
 // the input state stays untouched. `project`/`projectFrom` copy once for the whole fold.
 //
+// The story tree is the one container that grows without bound, so it is copied by the bucket
+// (see NodeTable), on the first write to each: a copy made by `ownContainers` remembers which
+// buckets it still shares with its source (`sharedBuckets`), and `putNode` copies one of those
+// before writing to it. A state `evolveInPlace` is handed without such a record (a decoded
+// snapshot, `initialState()`) is its caller's own, buckets included.
+//
 // An event type this projector does not know is an error, not a no-op: a projection that skipped
 // an event would differ from the one its writer saw, and a replay would report it as equal.
 
@@ -15,6 +21,9 @@ import type { RecordedAdventureEvent } from './adventure.events';
 import {
   RECENT_TURNS_KEPT,
   initialState,
+  nodeBucket,
+  nodeOf,
+  requireNode,
   type ActionNode,
   type AdventureState,
   type PathEntry,
@@ -34,16 +43,32 @@ export class ProjectionError extends Error {
   }
 }
 
+/** The buckets of a copy's story tree that are still its source's (see the file comment). */
+const sharedBuckets = new WeakMap<AdventureState, Set<AdventureState['nodes'][number]>>();
+
 /** A copy whose top-level containers may be mutated without touching `state`. */
 function ownContainers(state: AdventureState): AdventureState {
-  return {
+  const copy = {
     ...state,
-    nodes: { ...state.nodes },
+    nodes: state.nodes.slice(),
     path: state.path.slice(),
     redo: state.redo.slice(),
     cards: state.cards.slice(),
     recentTurns: state.recentTurns.slice(),
   };
+  sharedBuckets.set(copy, new Set(state.nodes));
+  return copy;
+}
+
+function putNode(draft: AdventureState, node: ActionNode): void {
+  const index = nodeBucket(node.id);
+  let bucket = draft.nodes[index];
+  const shared = sharedBuckets.get(draft);
+  if (shared?.delete(bucket)) {
+    bucket = { ...bucket };
+    draft.nodes[index] = bucket;
+  }
+  bucket[node.id] = node;
 }
 
 export function evolve(state: AdventureState, event: RecordedAdventureEvent): AdventureState {
@@ -80,15 +105,13 @@ export function pathEntry(node: ActionNode): PathEntry {
 }
 
 function nodeAt(state: AdventureState, id: string, version: number): ActionNode {
-  const node = Object.prototype.hasOwnProperty.call(state.nodes, id) ? state.nodes[id] : undefined;
+  const node = nodeOf(state, id);
   if (!node) throw new ProjectionError(`unknown action ${id}`, version);
   return node;
 }
 
 export function isOnPath(state: AdventureState, actionId: string): boolean {
-  const node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
-    ? state.nodes[actionId]
-    : undefined;
+  const node = nodeOf(state, actionId);
   return node !== undefined && state.path[node.depth]?.id === actionId;
 }
 
@@ -107,7 +130,7 @@ function hasContribution(node: ActionNode): boolean {
 function contributions(state: AdventureState, from: number, to: number): NarrativeTurn[] {
   const turns: NarrativeTurn[] = [];
   for (let depth = Math.max(0, from); depth <= to && depth < state.path.length; depth++) {
-    const node = state.nodes[state.path[depth].id];
+    const node = requireNode(state, state.path[depth].id);
     if (hasContribution(node)) turns.push(contribution(node));
   }
   return turns;
@@ -120,7 +143,7 @@ function contributions(state: AdventureState, from: number, to: number): Narrati
 function refoldNarrative(draft: AdventureState): void {
   const last = draft.path.length - 1;
   const atParent = applyNarrativeTurns(contributions(draft, 0, last - 1));
-  const head = last >= 0 ? draft.nodes[draft.path[last].id] : undefined;
+  const head = last >= 0 ? requireNode(draft, draft.path[last].id) : undefined;
   draft.narrative =
     head && hasContribution(head) ? applyNarrativeTurn(atParent, contribution(head)) : atParent;
   draft.narrativeAtParent = atParent;
@@ -161,7 +184,7 @@ function moveHead(draft: AdventureState, headId: string, version: number): void 
       last > from.length
         ? applyNarrativeTurns(contributions(draft, from.length, last - 1), draft.narrative)
         : draft.narrative;
-    const head = draft.nodes[chain[last].id];
+    const head = requireNode(draft, chain[last].id);
     draft.narrative = hasContribution(head)
       ? applyNarrativeTurn(atParent, contribution(head))
       : atParent;
@@ -187,14 +210,14 @@ function noContributionBetween(
   toDepth: number,
 ): boolean {
   for (let depth = fromDepth; depth < toDepth; depth++) {
-    if (hasContribution(draft.nodes[path[depth].id])) return false;
+    if (hasContribution(requireNode(draft, path[depth].id))) return false;
   }
   return true;
 }
 
 /** Writes a node's change through to its path entry, when it is on the path. */
 function replaceNode(draft: AdventureState, node: ActionNode): void {
-  draft.nodes[node.id] = node;
+  putNode(draft, node);
   if (draft.path[node.depth]?.id === node.id) draft.path[node.depth] = pathEntry(node);
 }
 
@@ -243,7 +266,7 @@ function newNode(
 
 /** Appends a child of the head and makes it the head: the cheap, common move. */
 function appendAtHead(draft: AdventureState, node: ActionNode): void {
-  draft.nodes[node.id] = node;
+  putNode(draft, node);
   // Only shrink when a retry replaces the tip: assigning `length` lets V8 trim the backing
   // store, and the next push then copies the whole path.
   while (draft.path.length > node.depth) draft.path.pop();
@@ -398,7 +421,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         appendAtHead(draft, node);
         draft.narrative = applyNarrativeTurn(atParent, contribution(node));
       } else {
-        draft.nodes[node.id] = node;
+        putNode(draft, node);
         moveHead(draft, node.id, version);
       }
       finishTurn(draft, d.turnId);

@@ -4,7 +4,7 @@
 
 import type { NarrativeState, Rejection } from '@chronicle/narrative';
 import type { AdventureEvent } from './adventure.events';
-import type { AdventureState, PathEntry, TurnOutcome } from './adventure.state';
+import { nodeOf, type AdventureState, type PathEntry, type TurnOutcome } from './adventure.state';
 
 export interface StoryReadOptions {
   /** Keep the take a retry in flight is replacing (default false: it is excluded). */
@@ -59,7 +59,7 @@ export const REJECTION_WINDOW = 6;
 export function lastAiRejections(state: AdventureState, window = REJECTION_WINDOW): Rejection[] {
   const tail = storyTail(state, window);
   for (let index = tail.length - 1; index >= 0; index--) {
-    if (tail[index].type === 'ai') return state.nodes[tail[index].id].rejected;
+    if (tail[index].type === 'ai') return nodeOf(state, tail[index].id)?.rejected ?? [];
   }
   return [];
 }

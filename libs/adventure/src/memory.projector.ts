@@ -2,7 +2,7 @@
 // stale. Like the main projector, it never changes a nested value: `draft.memory` is replaced
 // with a new object whose arrays are new, so the state it came from stays untouched.
 
-import type { AdventureState } from './adventure.state';
+import { nodeOf, type AdventureState } from './adventure.state';
 import type { MemoryEvent } from './memory.events';
 import type { MemoryBankState, MemoryRecord, SummaryVersion } from './memory.state';
 
@@ -150,11 +150,9 @@ export function evolveMemory(
 
 /** The ancestor of `actionId` at `depth` (itself at its own depth), or null. */
 function ancestorAt(state: AdventureState, actionId: string, depth: number): string | null {
-  let node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
-    ? state.nodes[actionId]
-    : undefined;
+  let node = nodeOf(state, actionId);
   while (node && node.depth > depth) {
-    node = node.parentId === null ? undefined : state.nodes[node.parentId];
+    node = node.parentId === null ? undefined : nodeOf(state, node.parentId);
   }
   return node && node.depth === depth ? node.id : null;
 }
@@ -177,7 +175,7 @@ function covers(
  * cadence writes them again.
  */
 export function withdrawCovering(draft: AdventureState, actionId: string): void {
-  const node = draft.nodes[actionId];
+  const node = nodeOf(draft, actionId);
   if (!node) return;
   const bank = draft.memory;
   let earliestMemory = Number.POSITIVE_INFINITY;
@@ -201,7 +199,7 @@ export function withdrawCovering(draft: AdventureState, actionId: string): void 
   // summaries' sources rewind the summarizer only; memories rewind both (the summary is made
   // from them).
   const rewind = (cursor: string | null, target: number): string | null => {
-    const at = cursor === null ? undefined : draft.nodes[cursor];
+    const at = cursor === null ? undefined : nodeOf(draft, cursor);
     if (cursor === null || !at || at.depth <= target) return cursor;
     const shared = Math.min(at.depth, node.depth);
     if (ancestorAt(draft, cursor, shared) !== ancestorAt(draft, actionId, shared)) return cursor;

@@ -2,14 +2,12 @@
 // undo, retry, a take or branch switch withdraws memories and summary versions at once, and a
 // redo brings them back, without any event of their own.
 
-import type { AdventureState } from './adventure.state';
+import { nodeOf, type AdventureState } from './adventure.state';
 import type { MemoryRecord, SummaryVersion } from './memory.state';
 
 function nodeOnPath(state: AdventureState, actionId: string | null): number | null {
   if (actionId === null) return null;
-  const node = Object.prototype.hasOwnProperty.call(state.nodes, actionId)
-    ? state.nodes[actionId]
-    : undefined;
+  const node = nodeOf(state, actionId);
   return node && state.path[node.depth]?.id === actionId ? node.depth : null;
 }
 

@@ -6,6 +6,7 @@ import {
   currentSummary,
   memoriesOnPath,
   memoryCursorDepth,
+  requireNode,
   storyPath,
   summaryCursorDepth,
   type AdventureState,
@@ -36,7 +37,7 @@ export type StoryEntry = PathEntry & { depth: number };
 
 /** The story the worker reads: the path at the head, erased actions and a retried take left out. */
 export function storyEntries(state: AdventureState): StoryEntry[] {
-  return storyPath(state).map((entry) => ({ ...entry, depth: state.nodes[entry.id].depth }));
+  return storyPath(state).map((entry) => ({ ...entry, depth: requireNode(state, entry.id).depth }));
 }
 
 function uncovered(entries: StoryEntry[], cursorDepth: number): StoryEntry[] {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   NotFoundError,
   adventureStreamId,
+  requireNode,
   storyActionCount,
   storyPath,
   storySummary,
@@ -106,7 +107,7 @@ export class AdventureReader {
     const entries = path.slice(start, end);
     const texts = await this.adventures.readActionTexts(adventureId, entries);
     const actions: ActionView[] = entries.map((entry, i) => {
-      const node = state.nodes[entry.id];
+      const node = requireNode(state, entry.id);
       return {
         id: entry.id,
         type: entry.type,

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   decide,
+  nodeOf,
   NotFoundError,
   turnStatus,
   type AdventureCommand,
@@ -35,9 +36,7 @@ function narrateJob(adventureId: string, turnId: string): OutboxJob {
 
 /** The projection shows that this client id already started a turn here. */
 function isResend(state: AdventureState, clientId: string): boolean {
-  const node = Object.prototype.hasOwnProperty.call(state.nodes, clientId)
-    ? state.nodes[clientId]
-    : undefined;
+  const node = nodeOf(state, clientId);
   if (node) return PLAYER_ACTIONS.has(node.type) && node.turnId !== null;
   return turnStatus(state, clientId) !== null;
 }
@@ -144,9 +143,7 @@ export class SubmitActionUseCase {
     state: AdventureState,
     clientId: string,
   ): Promise<TurnAccepted | null> {
-    const node = Object.prototype.hasOwnProperty.call(state.nodes, clientId)
-      ? state.nodes[clientId]
-      : undefined;
+    const node = nodeOf(state, clientId);
     if (node) {
       // The id names something else (a narration, the opening): not a resend; the decider
       // refuses it with a message naming the id.

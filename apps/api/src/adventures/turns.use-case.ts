@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import {
   NotFoundError,
+  requireNode,
   turnStatus,
   type AdventureState,
   type TurnOutcomeStatus,
@@ -63,7 +64,7 @@ export class TurnsUseCase {
       case 'cancelled':
         return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE };
       case 'done': {
-        const node = state.nodes[known.actionId];
+        const node = requireNode(state, known.actionId);
         const [text] = await this.adventures.readActionTexts(adventureId, [node]);
         return { turnId, status: 'done', action: { id: node.id, type: 'ai', text } };
       }
