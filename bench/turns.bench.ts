@@ -8,7 +8,8 @@
 //   2. the model response's last byte written → `done` read from the turn's SSE stream
 //      (stream parsing, referee, the Narrated append, the Redis stream publish, the API's
 //       blocking read and the SSE write).
-// Phases: one adventure alone; 16 adventures whose players pause between turns (the latency
+// Phases: one adventure alone, a young one and one 5,000 turns long (a turn must not cost more as
+// the story grows); 16 adventures whose players pause between turns (the latency
 // targets); 16 and then 64 adventures played back to back (saturation, and the sustained
 // throughput target).
 //
@@ -22,6 +23,13 @@
 // THINK_MEAN_MS, ten to fifty times faster than people read a narration and type. The
 // back-to-back phases stay in the table, so the queueing at saturation is visible too.
 import { randomUUID } from 'node:crypto';
+import {
+  adventureStreamId,
+  EVENT_SCHEMA_VERSIONS,
+  playedAdventure,
+  type AdventureCreated,
+} from '@chronicle/adventure';
+import { EventStoreRepository } from '@chronicle/event-store';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
@@ -30,6 +38,9 @@ import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-se
 import { ms, summarize, type Timing } from './stats';
 
 const SINGLE_TURNS = 200;
+/** The long adventure: turns already in its log, and turns played on it. */
+const LONG_HISTORY_TURNS = 5_000;
+const LONG_TURNS = 100;
 const CONCURRENT_ADVENTURES = 16;
 const PACED_SECONDS = 20;
 const THINK_MEAN_MS = 1_000;
@@ -315,8 +326,14 @@ function cpuSpent(before: Record<string, number>, after: Record<string, number>)
   return spent;
 }
 
+interface BenchPlayer {
+  headers: Record<string, string>;
+  /** null when the installation has no auth */
+  userId: string | null;
+}
+
 /** A user and an API key through the admin routes; no key when the installation has no auth. */
-async function benchKey(apiUrl: string, index: number): Promise<Record<string, string>> {
+async function benchKey(apiUrl: string, index: number): Promise<BenchPlayer> {
   const post = (path: string, body: unknown) =>
     fetch(`${apiUrl}${path}`, {
       method: 'POST',
@@ -324,12 +341,45 @@ async function benchKey(apiUrl: string, index: number): Promise<Record<string, s
       body: JSON.stringify(body),
     });
   const user = await post('/v1/admin/users', { name: `player ${index}` });
-  if (user.status === 404) return {};
+  if (user.status === 404) return { headers: {}, userId: null };
   if (user.status !== 201) throw new Error(`create user: ${user.status} ${await user.text()}`);
   const { id } = (await user.json()) as { id: string };
   const key = await post(`/v1/admin/users/${id}/keys`, { name: 'bench' });
   if (key.status !== 201) throw new Error(`create key: ${key.status} ${await key.text()}`);
-  return { authorization: `Bearer ${((await key.json()) as { key: string }).key}` };
+  const secret = ((await key.json()) as { key: string }).key;
+  return { headers: { authorization: `Bearer ${secret}` }, userId: id };
+}
+
+/**
+ * An adventure of LONG_HISTORY_TURNS turns (with retries), written straight into the log: played
+ * through the API it would take minutes. Its first turn folds the whole log and leaves a snapshot.
+ */
+async function longAdventure(system: AppSystem, ownerId: string | null): Promise<string> {
+  const history = playedAdventure(LONG_HISTORY_TURNS, 600);
+  const adventureId = randomUUID();
+  const [created, ...rest] = history.events;
+  const events = [
+    {
+      ...created,
+      data: { ...(created as AdventureCreated).data, adventureId, ownerId: ownerId ?? '' },
+    },
+    ...rest,
+  ];
+  const store = new EventStoreRepository(system.database.db);
+  for (let from = 0; from < events.length; from += 500) {
+    await store.appendToStream(
+      adventureStreamId(adventureId),
+      events.slice(from, from + 500).map(({ type, data }) => ({
+        id: randomUUID(),
+        type,
+        schemaVersion: EVENT_SCHEMA_VERSIONS[type],
+        data,
+        metadata: { actor: 'bench' },
+      })),
+      { expectedVersion: from === 0 ? 'no_stream' : from },
+    );
+  }
+  return adventureId;
 }
 
 async function createAdventure(apiUrl: string, headers: Record<string, string>, index: number) {
@@ -385,13 +435,21 @@ export default async function turnsBench(): Promise<string> {
       // One player (user and key) per adventure, as in play: the per-key limits and the
       // per-user daily budget then count what one player would.
       const players: Player[] = [];
-      let authenticated = false;
+      const keys: BenchPlayer[] = [];
       for (let i = 0; i < SUSTAINED_ADVENTURES; i++) {
-        const headers = await benchKey(system.apiUrl, i);
-        authenticated = headers.authorization !== undefined;
-        const id = await createAdventure(system.apiUrl, headers, i);
-        players.push(new Player(system.apiUrl, headers, calls, i, id));
+        const key = await benchKey(system.apiUrl, i);
+        keys.push(key);
+        const id = await createAdventure(system.apiUrl, key.headers, i);
+        players.push(new Player(system.apiUrl, key.headers, calls, i, id));
       }
+      const authenticated = keys[0].userId !== null;
+      const long = new Player(
+        system.apiUrl,
+        keys[0].headers,
+        calls,
+        SUSTAINED_ADVENTURES,
+        await longAdventure(system, keys[0].userId),
+      );
       const probes: Probes = {
         processes: apps,
         statements: () => transactionCount(system.database.name),
@@ -399,6 +457,8 @@ export default async function turnsBench(): Promise<string> {
 
       await runPhase(players, { turnsEach: WARMUP_TURNS }, probes);
       const single = await runPhase(players.slice(0, 1), { turnsEach: SINGLE_TURNS }, probes);
+      await runPhase([long], { turnsEach: WARMUP_TURNS }, probes);
+      const longer = await runPhase([long], { turnsEach: LONG_TURNS }, probes);
       const paced = await runPhase(
         players.slice(0, CONCURRENT_ADVENTURES),
         { seconds: PACED_SECONDS, thinkMeanMs: THINK_MEAN_MS },
@@ -410,7 +470,7 @@ export default async function turnsBench(): Promise<string> {
         probes,
       );
       const sustained = await runPhase(players, { seconds: SUSTAINED_SECONDS }, probes);
-      return report(single, paced, concurrent, sustained, authenticated);
+      return report(single, longer, paced, concurrent, sustained, authenticated);
     });
   } finally {
     await system.close();
@@ -421,6 +481,7 @@ const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
 
 function report(
   single: PhaseResult,
+  long: PhaseResult,
   paced: PhaseResult,
   concurrent: PhaseResult,
   sustained: PhaseResult,
@@ -429,7 +490,7 @@ function report(
   const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
   const timing = (phase: PhaseResult, pick: (s: TurnSample) => number): Timing =>
     summarize(phase.samples.map(pick));
-  const phases = [single, paced, concurrent, sustained];
+  const phases = [single, long, paced, concurrent, sustained];
   const rows: string[] = [];
   const measures: Array<[string, (s: TurnSample) => number, boolean]> = [
     ['POST → model request arrives', (s) => s.toModel, true],
@@ -440,7 +501,7 @@ function report(
   const verdicts: string[] = [];
   for (const [name, pick, targeted] of measures) {
     const timings = phases.map((p) => timing(p, pick));
-    const atPace = timings[1];
+    const atPace = timings[2];
     const target = targeted
       ? `p50 ≤ ${TARGET_P50_MS} ms, p99 ≤ ${TARGET_P99_MS} ms at 16 (paced)`
       : '—';
@@ -467,6 +528,7 @@ function report(
   );
   const columns = [
     `1 adventure (${single.samples.length} turns)`,
+    `1 adventure ${LONG_HISTORY_TURNS.toLocaleString('en')} turns long (${long.samples.length} turns)`,
     `${paced.adventures} adventures, players pausing ~${THINK_MEAN_MS / 1000} s (${paced.samples.length} turns)`,
     `${concurrent.adventures} adventures back to back (${concurrent.samples.length} turns)`,
     `${sustained.adventures} adventures back to back (${sustained.samples.length} turns)`,
@@ -479,7 +541,7 @@ function report(
       `back to back, every turn waits behind the others (by Little's law a turn takes adventures ÷ throughput: the back-to-back columns). p50 / p99:`,
     '',
     `| measure | ${columns.join(' | ')} | target | verdict |`,
-    '|---|---|---|---|---|---|---|',
+    '|---|---|---|---|---|---|---|---|',
     ...rows,
     `| turns/s | ${phases.map((p) => p.turnsPerSecond.toFixed(1)).join(' | ')} | ≥ ${TARGET_TURNS_PER_SECOND} at ${SUSTAINED_ADVENTURES} | ${verdict(throughputOk)} |`,
     '',
@@ -489,7 +551,7 @@ function report(
     `CPU per turn (user + system; in brackets, the share of one core it kept busy):`,
     '',
     `| process | ${columns.map((c) => c.replace(/ \(\d+ turns\)$/, '')).join(' | ')} |`,
-    '|---|---|---|---|---|',
+    '|---|---|---|---|---|---|',
     ...cpuRows,
     `| Postgres transactions per turn | ${phases.map((p) => p.transactionsPerTurn.toFixed(1)).join(' | ')} |`,
     `| whole machine busy (${os.cpus().length} cores, every process on it) | ${phases.map((p) => pct(p.machineBusy)).join(' | ')} |`,
