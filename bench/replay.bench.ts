@@ -2,10 +2,9 @@
 // adventure (narrations of about 2 KB, state events every turn) rebuilt from its first event
 // next to a raw `pg` read of the same rows, a load from the latest snapshot, and the projection
 // at a version in the middle of the log.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   adventureStreamId,
-  EVENT_SCHEMA_VERSIONS,
   playedAdventure,
   project,
   projectorVersion,
@@ -18,6 +17,7 @@ import {
   SnapshotRepository,
 } from '@chronicle/event-store';
 import { Client, Pool } from 'pg';
+import { appendHistory } from './history';
 import { ms, timeRuns } from './stats';
 
 const ADMIN_URL =
@@ -44,20 +44,7 @@ export default async function replayBench(): Promise<string> {
     const history = playedAdventure(TURNS, NARRATION_CHARS);
     const adventureId = history.state.id as string;
     const streamId = adventureStreamId(adventureId);
-    for (let from = 0; from < history.events.length; from += 500) {
-      const batch = history.events.slice(from, from + 500);
-      await events.appendToStream(
-        streamId,
-        batch.map(({ type, data }) => ({
-          id: randomUUID(),
-          type,
-          schemaVersion: EVENT_SCHEMA_VERSIONS[type],
-          data,
-          metadata: { actor: 'bench' },
-        })),
-        { expectedVersion: from === 0 ? 'no_stream' : from },
-      );
-    }
+    await appendHistory(events, adventureId, history.events);
     const total = history.events.length;
     const middle = Math.floor(total / 2);
     // A fresh repository per run: no process cache, only what is stored.

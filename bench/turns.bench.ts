@@ -23,18 +23,15 @@
 // THINK_MEAN_MS, ten to fifty times faster than people read a narration and type. The
 // back-to-back phases stay in the table, so the queueing at saturation is visible too.
 import { randomUUID } from 'node:crypto';
-import {
-  adventureStreamId,
-  EVENT_SCHEMA_VERSIONS,
-  playedAdventure,
-  type AdventureCreated,
-} from '@chronicle/adventure';
+import { playedAdventure, type AdventureCreated } from '@chronicle/adventure';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { AppSystem, readTurnStream, withAdminClient, type AppProcess } from '@chronicle/testing';
+import { seededRandom } from '../libs/context/src/testing';
 import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-server';
+import { appendHistory } from './history';
 import { ms, summarize, type Timing } from './stats';
 
 const SINGLE_TURNS = 200;
@@ -222,6 +219,7 @@ async function runPhase(
   const deadline = until.seconds === undefined ? Infinity : started + until.seconds * 1000;
   await Promise.all(
     players.map(async (player) => {
+      // the same think times on every run, different for each player
       const random = seededRandom(player.index + 1);
       for (let turn = 0; turn < (until.turnsEach ?? Infinity); turn++) {
         if (until.thinkMeanMs !== undefined) {
@@ -254,18 +252,6 @@ async function runPhase(
     machineBusy: (machine.busy - machineBefore.busy) / (machine.total - machineBefore.total),
     transactionsPerTurn: ((await probes.statements()) - statementsBefore) / samples.length,
     loopDelayP99: loop.percentile(99) / 1e6,
-  };
-}
-
-/** mulberry32: the same think times on every run, different for each player. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
@@ -365,20 +351,7 @@ async function longAdventure(system: AppSystem, ownerId: string | null): Promise
     },
     ...rest,
   ];
-  const store = new EventStoreRepository(system.database.db);
-  for (let from = 0; from < events.length; from += 500) {
-    await store.appendToStream(
-      adventureStreamId(adventureId),
-      events.slice(from, from + 500).map(({ type, data }) => ({
-        id: randomUUID(),
-        type,
-        schemaVersion: EVENT_SCHEMA_VERSIONS[type],
-        data,
-        metadata: { actor: 'bench' },
-      })),
-      { expectedVersion: from === 0 ? 'no_stream' : from },
-    );
-  }
+  await appendHistory(new EventStoreRepository(system.database.db), adventureId, events);
   return adventureId;
 }
 
