@@ -1,6 +1,6 @@
 import { jobOptions, queueOf, safeJobId, type JobName } from '@chronicle/queue';
-import { type Kysely, type Selectable, sql } from 'kysely';
-import { type Database, type EventsTable, parseInt8 } from './database';
+import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
+import { type Database, type EventsTable, parseInt8, preparedStatement } from './database';
 import {
   EventIdReuseError,
   type ExpectedVersion,
@@ -53,6 +53,11 @@ interface AppendRow {
   outbox_job_ids: string[] | null;
 }
 
+// Every append runs this text: prepared once per connection (see preparedStatement).
+const APPEND_TO_STREAM = preparedStatement(
+  'SELECT * FROM append_to_stream($1, $2::integer, $3::jsonb, $4::jsonb)',
+);
+
 const EVENT_COLUMNS = [
   'position',
   'stream_id',
@@ -86,29 +91,10 @@ export class EventStoreRepository {
   ): Promise<AppendResult> {
     validateBatch(streamId, events);
     const outboxJobs = (options.outbox ?? []).map(toOutboxRow);
-    const expected =
-      options.expectedVersion === 'any'
-        ? null
-        : options.expectedVersion === 'no_stream'
-          ? 0
-          : options.expectedVersion;
-    const eventsJson = JSON.stringify(
-      events.map((e) => ({
-        id: e.id,
-        type: e.type,
-        schemaVersion: e.schemaVersion,
-        data: e.data,
-        metadata: e.metadata ?? {},
-      })),
-    );
+    const db = options.trx ?? this.db;
     let row: AppendRow;
     try {
-      const { rows } = await sql<AppendRow>`
-        SELECT * FROM append_to_stream(
-          ${streamId}, ${expected}::integer, ${eventsJson}::jsonb, ${JSON.stringify(outboxJobs)}::jsonb
-        )
-      `.execute(options.trx ?? this.db);
-      row = rows[0];
+      row = await callAppendToStream(db, streamId, events, outboxJobs, options.expectedVersion);
     } catch (error) {
       // A new batch at the current version that reuses a stored event id.
       if (isUniqueViolation(error, 'events_stream_event_id_key'))
@@ -258,6 +244,35 @@ export class EventStoreRepository {
     };
     return this.options.upcast ? this.options.upcast(event) : event;
   }
+}
+
+async function callAppendToStream(
+  db: Kysely<Database>,
+  streamId: string,
+  events: readonly NewEvent[],
+  outboxJobs: readonly OutboxRow[],
+  expectedVersion: ExpectedVersion,
+): Promise<AppendRow> {
+  const expected =
+    expectedVersion === 'any' ? null : expectedVersion === 'no_stream' ? 0 : expectedVersion;
+  const eventsJson = JSON.stringify(
+    events.map((e) => ({
+      id: e.id,
+      type: e.type,
+      schemaVersion: e.schemaVersion,
+      data: e.data,
+      metadata: e.metadata ?? {},
+    })),
+  );
+  const { rows } = await db.executeQuery<AppendRow>(
+    CompiledQuery.raw(APPEND_TO_STREAM, [
+      streamId,
+      expected,
+      eventsJson,
+      JSON.stringify(outboxJobs),
+    ]),
+  );
+  return rows[0];
 }
 
 interface OutboxRow {
