@@ -274,6 +274,20 @@ describe('EventStoreRepository (Postgres)', () => {
     expect(rows[0].n).toBe(0);
   });
 
+  it('a stream whose row a conflict left at version 0 takes its first append', async () => {
+    const streamId = `adventure-${randomUUID()}`;
+    await expect(
+      store.appendToStream(streamId, [anEvent()], { expectedVersion: 3 }),
+    ).rejects.toBeInstanceOf(StreamVersionConflictError);
+
+    const result = await store.appendToStream(streamId, [anEvent(), anEvent()], {
+      expectedVersion: 'no_stream',
+    });
+
+    expect(result.nextVersion).toBe(2);
+    expect((await store.readStream(streamId)).map((e) => e.version)).toEqual([1, 2]);
+  });
+
   it("appends inside a caller's transaction and rolls back with it", async () => {
     const streamId = `adventure-${randomUUID()}`;
 
