@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { JobName, QueueName } from '@chronicle/queue';
 import { sql } from 'kysely';
 import {
   EventIdReuseError,
@@ -184,6 +185,107 @@ describe('EventStoreRepository (Postgres)', () => {
       store.appendToStream(streamId, [stored, anEvent()], { expectedVersion: 1 }),
     ).rejects.toBeInstanceOf(EventIdReuseError);
     expect(await store.streamVersion(streamId)).toBe(1);
+  });
+
+  it('one event at a known version stores the same rows as a batch, outbox included', async () => {
+    const streamId = `adventure-${randomUUID()}`;
+    const turnId = randomUUID();
+    await store.appendToStream(streamId, [anEvent('AdventureCreated')], {
+      expectedVersion: 'no_stream',
+    });
+    const outboxRow = (id: number) =>
+      testDb.db
+        .selectFrom('outbox')
+        .select(['queue', 'job_name', 'job_id', 'payload'])
+        .where('id', '=', String(id))
+        .executeTakeFirstOrThrow();
+
+    // A job with its own id, then a job whose id is derived from its row, then none.
+    const narrated = anEvent('Narrated', { text: 'The door creaks.' });
+    const first = await store.appendToStream(streamId, [narrated], {
+      expectedVersion: 1,
+      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId: streamId, turnId } }],
+    });
+    const second = await store.appendToStream(streamId, [anEvent()], {
+      expectedVersion: 2,
+      outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId: streamId } }],
+    });
+    const third = await store.appendToStream(streamId, [anEvent()], { expectedVersion: 3 });
+
+    expect(first).toEqual({
+      positions: [expect.any(Number)],
+      nextVersion: 2,
+      duplicate: false,
+      outbox: [
+        {
+          id: expect.any(Number),
+          queue: QueueName.Narrate,
+          jobName: JobName.NarrateTurn,
+          jobId: `narrate-${turnId}`,
+          payload: { adventureId: streamId, turnId },
+        },
+      ],
+    });
+    expect(await outboxRow(first.outbox[0].id)).toEqual({
+      queue: 'narrate',
+      job_name: 'narrate-turn',
+      job_id: `narrate-${turnId}`,
+      payload: { adventureId: streamId, turnId },
+    });
+    const memoryJobId = `update-memory-outbox-${second.outbox[0].id}`;
+    expect(second.outbox).toEqual([expect.objectContaining({ jobId: memoryJobId })]);
+    expect((await outboxRow(second.outbox[0].id)).job_id).toBe(memoryJobId);
+    expect(third).toMatchObject({ nextVersion: 4, outbox: [] });
+
+    const stored = await store.readStream(streamId);
+    expect(stored.map((e) => [e.version, e.position])).toEqual([
+      [1, expect.any(Number)],
+      [2, first.positions[0]],
+      [3, second.positions[0]],
+      [4, third.positions[0]],
+    ]);
+    expect(stored[1]).toMatchObject({
+      id: narrated.id,
+      type: 'Narrated',
+      schemaVersion: 1,
+      data: { text: 'The door creaks.' },
+      metadata: { actor: 'player' },
+    });
+    expect(await store.streamVersion(streamId)).toBe(4);
+  });
+
+  it('one event reusing a stored id at the current version is refused and writes nothing', async () => {
+    const streamId = `adventure-${randomUUID()}`;
+    const stored = anEvent();
+    await store.appendToStream(streamId, [stored], { expectedVersion: 'no_stream' });
+
+    await expect(
+      store.appendToStream(streamId, [{ ...stored, type: 'Narrated' }], {
+        expectedVersion: 1,
+        outbox: [
+          { jobName: JobName.NarrateTurn, payload: { adventureId: streamId, turnId: stored.id } },
+        ],
+      }),
+    ).rejects.toBeInstanceOf(EventIdReuseError);
+    expect(await store.streamVersion(streamId)).toBe(1);
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM outbox WHERE payload->>'adventureId' = ${streamId}
+    `.execute(testDb.db);
+    expect(rows[0].n).toBe(0);
+  });
+
+  it('a stream whose row a conflict left at version 0 takes its first append', async () => {
+    const streamId = `adventure-${randomUUID()}`;
+    await expect(
+      store.appendToStream(streamId, [anEvent()], { expectedVersion: 3 }),
+    ).rejects.toBeInstanceOf(StreamVersionConflictError);
+
+    const result = await store.appendToStream(streamId, [anEvent(), anEvent()], {
+      expectedVersion: 'no_stream',
+    });
+
+    expect(result.nextVersion).toBe(2);
+    expect((await store.readStream(streamId)).map((e) => e.version)).toEqual([1, 2]);
   });
 
   it("appends inside a caller's transaction and rolls back with it", async () => {

@@ -11,6 +11,7 @@ import * as createMemoryEmbeddings from './20251129200000-create-memory-embeddin
 import * as createAccounts from './20251129210000-create-accounts';
 import * as snapshotsByVersionAsText from './20251130120000-snapshots-by-version-as-text';
 import * as snapshotsCompressed from './20251130150000-snapshots-compressed';
+import * as appendToStreamOneStatement from './20251201090000-append-to-stream-one-statement';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '20251129210000-create-accounts': createAccounts,
   '20251130120000-snapshots-by-version-as-text': snapshotsByVersionAsText,
   '20251130150000-snapshots-compressed': snapshotsCompressed,
+  '20251201090000-append-to-stream-one-statement': appendToStreamOneStatement,
 };
