@@ -218,8 +218,8 @@ function toColumns(state: AdventureState): LeanSnapshot<number[]> {
   for (let index = 0; index < ids.length; index++) indexOf.set(ids[index], index);
   const typeIndex = new Map<NodeType, number>();
   const turnIndex = new Map<string, number>();
-  // Keyed by the event's JSON: two equal events written with their keys in another order are
-  // kept twice, which costs a few bytes and changes nothing.
+  // Keyed by the event's JSON (`eventKey`): two equal events written with their keys in another
+  // order are kept twice, which costs a few bytes and changes nothing.
   const eventIndex = new Map<string, number>();
   const depths: number[] = [];
   let derivedDepths = true;
@@ -287,7 +287,7 @@ function toColumns(state: AdventureState): LeanSnapshot<number[]> {
       lastAccepted = index;
       lean.acceptedCounts.push(node.accepted.length);
       for (const event of node.accepted) {
-        const key = JSON.stringify(event);
+        const key = eventKey(event);
         let at = eventIndex.get(key);
         if (at === undefined) {
           at = lean.stateEvents.push(event) - 1;
@@ -303,6 +303,20 @@ function toColumns(state: AdventureState): LeanSnapshot<number[]> {
   lean.depths = derivedDepths ? null : depths;
   lean.path = samePath(pathOf({ nodes: table }, state.head), path) ? null : path;
   return lean;
+}
+
+// Keyed by the event's JSON, which was most of an encode. The same event objects stay in the
+// projection from one snapshot to the next (nested values are replaced, never changed), so a key
+// is made once per object: a later snapshot of the adventure keys only its newest events.
+const eventKeys = new WeakMap<StateEvent, string>();
+
+function eventKey(event: StateEvent): string {
+  let key = eventKeys.get(event);
+  if (key === undefined) {
+    key = JSON.stringify(event);
+    eventKeys.set(event, key);
+  }
+  return key;
 }
 
 const NONE: never[] = Object.freeze([]) as unknown as never[];
