@@ -19,5 +19,5 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
 EXPOSE 3000
-# Overridden per service in docker-compose.yml.
-CMD ["node", "dist/apps/api/src/main.js"]
+# Overridden per service in docker-compose.yml. The V8 flag is libs/platform/src/runtime.ts's.
+CMD ["node", "--max-semi-space-size=32", "dist/apps/api/src/main.js"]

@@ -4,6 +4,7 @@
 // under an advisory lock, so starting all three at once is safe.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { NODE_RUNTIME_FLAGS } from '@chronicle/platform';
 
 const APPS = ['api', 'context-worker', 'memory-worker'] as const;
 const root = join(__dirname, '..');
@@ -19,10 +20,14 @@ function stopAll(signal: NodeJS.Signals): void {
 }
 
 for (const app of APPS) {
-  const child = spawn(process.execPath, [join(root, 'apps', app, 'src', 'main.js')], {
-    stdio: 'inherit',
-    env: process.env,
-  });
+  const child = spawn(
+    process.execPath,
+    [...NODE_RUNTIME_FLAGS, join(root, 'apps', app, 'src', 'main.js')],
+    {
+      stdio: 'inherit',
+      env: process.env,
+    },
+  );
   children.set(app, child);
   child.on('exit', (code, signal) => {
     children.delete(app);

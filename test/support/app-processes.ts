@@ -16,6 +16,7 @@ import {
   type TestDatabaseOptions,
 } from './database';
 import { startFakeOpenAiServer, type FakeOpenAiServer } from './fake-openai-server';
+import { NODE_RUNTIME_FLAGS } from '../../libs/platform/src/runtime';
 
 export type AppName = 'api' | 'context-worker' | 'memory-worker';
 
@@ -237,7 +238,7 @@ export function spawnApp(app: AppName, env: Record<string, string>, url?: string
   if (!existsSync(entry)) {
     throw new Error(`${entry} is missing: run \`npm run build\` first (npm test does).`);
   }
-  const child = spawn(process.execPath, [entry], {
+  const child = spawn(process.execPath, [...NODE_RUNTIME_FLAGS, entry], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -3,3 +3,4 @@ export * from './logger';
 export * from './preflight';
 export * from './bootstrap';
 export * from './control-plane';
+export * from './runtime';
