@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import type { AccountsDatabase } from './accounts.database';
 import { generateApiKey, parseApiKey, secretMatches } from './api-key';
-import { LruCache } from './lru.cache';
+import { LruCache } from '@chronicle/platform';
 
 // Users and their API keys. A key's secret is never stored: only its sha256, so a leaked
 // database does not leak working keys.

@@ -1,7 +1,7 @@
 import { ADVENTURE_STREAM_PREFIX, adventureStreamId } from '@chronicle/adventure';
 import { sql, type Kysely } from 'kysely';
 import type { AccountsDatabase } from './accounts.database';
-import { LruCache } from './lru.cache';
+import { LruCache } from '@chronicle/platform';
 
 // Who owns which adventure, read from the log itself: AdventureCreated names the owner, and a
 // partial index over those events answers each question below with an index scan. No owner

@@ -1,3 +1,4 @@
+import { LruCache } from '@chronicle/platform';
 import type { ActionTextReader } from './turn-context';
 
 // A turn's history window is its last hundred or so actions, and the next turn's window is the
@@ -16,56 +17,42 @@ const DEFAULT_CAPACITY = 20_000;
 
 /** Action texts by (adventure, event version, action id), read from the log only when unseen. */
 export class ActionTextCache implements ActionTextReader {
-  private readonly texts = new Map<string, string>();
+  private readonly texts: LruCache<string, string>;
 
   constructor(
     private readonly store: ActionTextReader,
-    private readonly capacity = DEFAULT_CAPACITY,
-  ) {}
+    capacity = DEFAULT_CAPACITY,
+  ) {
+    this.texts = new LruCache({ capacity });
+  }
 
   async readActionTexts(
     adventureId: string,
     entries: readonly { id: string; textVersion: number }[],
   ): Promise<string[]> {
-    const keys = entries.map((entry) => `${adventureId}:${entry.textVersion}:${entry.id}`);
-    const found = new Map<string, string>();
-    const missing: { id: string; textVersion: number }[] = [];
-    entries.forEach((entry, i) => {
-      const text = this.texts.get(keys[i]);
-      if (text === undefined) missing.push(entry);
-      else found.set(keys[i], text);
-    });
+    const texts = entries.map((entry) => this.texts.get(textKey(adventureId, entry)));
+    const missing = entries.filter((_, i) => texts[i] === undefined);
     if (missing.length > 0) {
       const read = await this.store.readActionTexts(adventureId, missing);
-      missing.forEach((entry, i) =>
-        found.set(`${adventureId}:${entry.textVersion}:${entry.id}`, read[i]),
-      );
+      let next = 0;
+      texts.forEach((text, i) => {
+        if (text !== undefined) return;
+        texts[i] = read[next++];
+        this.texts.set(textKey(adventureId, entries[i]), texts[i] as string);
+      });
     }
-    this.touch(found);
-    return keys.map((key) => found.get(key) as string);
+    return texts as string[];
   }
 
   /** Texts seen in events this process read or wrote. */
   remember(
     adventureId: string,
     entries: readonly { id: string; textVersion: number; text: string }[],
-  ) {
-    this.touch(
-      new Map(
-        entries.map((entry) => [`${adventureId}:${entry.textVersion}:${entry.id}`, entry.text]),
-      ),
-    );
+  ): void {
+    for (const entry of entries) this.texts.set(textKey(adventureId, entry), entry.text);
   }
+}
 
-  /** Puts `used` newest, so eviction takes the texts unused longest. */
-  private touch(used: ReadonlyMap<string, string>): void {
-    for (const [key, text] of used) {
-      this.texts.delete(key);
-      this.texts.set(key, text);
-    }
-    for (const key of this.texts.keys()) {
-      if (this.texts.size <= this.capacity) break;
-      this.texts.delete(key);
-    }
-  }
+function textKey(adventureId: string, entry: { id: string; textVersion: number }): string {
+  return `${adventureId}:${entry.textVersion}:${entry.id}`;
 }

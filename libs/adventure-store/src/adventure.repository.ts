@@ -26,6 +26,7 @@ import {
   type OutboxJob,
   type StoredEvent,
 } from '@chronicle/event-store';
+import { LruCache } from '@chronicle/platform';
 import { ActionTextCache } from './action-text.cache';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 
@@ -107,8 +108,7 @@ function foldOnto(state: AdventureState, events: readonly StoredEvent[]): Advent
 }
 
 export class AdventureRepository {
-  private readonly cache = new Map<string, AdventureState>();
-  private readonly cacheSize: number;
+  private readonly cache: LruCache<string, AdventureState>;
   private readonly texts = new ActionTextCache({
     readActionTexts: (adventureId, entries) => this.readActionTextsFromLog(adventureId, entries),
   });
@@ -118,7 +118,7 @@ export class AdventureRepository {
     private readonly snapshots: SnapshotRepository,
     private readonly options: AdventureRepositoryOptions,
   ) {
-    this.cacheSize = options.cacheSize ?? 256;
+    this.cache = new LruCache({ capacity: options.cacheSize ?? 256 });
   }
 
   /** The projection at the head of the log, or null when the adventure does not exist. */
@@ -353,11 +353,6 @@ export class AdventureRepository {
   }
 
   private remember(adventureId: string, state: AdventureState): void {
-    this.cache.delete(adventureId);
     this.cache.set(adventureId, state);
-    if (this.cache.size > this.cacheSize) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
   }
 }

@@ -2,6 +2,7 @@
 // matrix with its norms, so a turn's retrieval is one pass of multiply-adds and reads the
 // database only for memories it has not seen yet. An optimisation, never a requirement: any
 // worker may serve any adventure, and a miss reads from the table.
+import { LruCache } from '@chronicle/platform';
 import { VECTOR_CACHE_ADVENTURES, type VectorMatrix } from '@chronicle/memory';
 import type { EmbeddingRepository } from './embedding.repository';
 
@@ -52,12 +53,14 @@ class AdventureVectors implements CachedVectors {
 }
 
 export class VectorCache {
-  private readonly entries = new Map<string, AdventureVectors>();
+  private readonly entries: LruCache<string, AdventureVectors>;
 
   constructor(
     private readonly embeddings: EmbeddingRepository,
-    private readonly capacity = VECTOR_CACHE_ADVENTURES,
-  ) {}
+    capacity = VECTOR_CACHE_ADVENTURES,
+  ) {
+    this.entries = new LruCache({ capacity });
+  }
 
   /** The adventure's matrix, holding every embedded vector of `hashes` (fetched when new). */
   async matrix(
@@ -66,11 +69,9 @@ export class VectorCache {
     hashes: readonly string[],
   ): Promise<CachedVectors> {
     let entry = this.entries.get(adventureId);
-    if (!entry || entry.model !== model) entry = new AdventureVectors(model);
-    this.entries.delete(adventureId);
-    this.entries.set(adventureId, entry);
-    if (this.entries.size > this.capacity) {
-      this.entries.delete(this.entries.keys().next().value as string);
+    if (!entry || entry.model !== model) {
+      entry = new AdventureVectors(model);
+      this.entries.set(adventureId, entry);
     }
     const missing = hashes.filter((hash) => !entry.rowOf.has(hash));
     if (missing.length > 0) entry.add(await this.embeddings.find(model, missing));

@@ -4,3 +4,4 @@ export * from './preflight';
 export * from './bootstrap';
 export * from './control-plane';
 export * from './runtime';
+export * from './lru.cache';
