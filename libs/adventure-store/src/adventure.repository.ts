@@ -109,6 +109,7 @@ function foldOnto(state: AdventureState, events: readonly StoredEvent[]): Advent
 
 export class AdventureRepository {
   private readonly cache: LruCache<string, AdventureState>;
+  private readonly snapshotting = new Set<Promise<void>>();
   private readonly texts = new ActionTextCache({
     readActionTexts: (adventureId, entries) => this.readActionTextsFromLog(adventureId, entries),
   });
@@ -148,7 +149,7 @@ export class AdventureRepository {
     this.remember(adventureId, state);
     // No snapshot under this projector version (a new projector, or snapshots lost): the fold
     // just paid for one, so keep it and the next load starts from here.
-    if (newer.length >= this.options.snapshotEvery) await this.saveSnapshot(streamId, state);
+    if (newer.length >= this.options.snapshotEvery) this.saveSnapshotAfterAnswer(streamId, state);
     return state;
   }
 
@@ -257,7 +258,7 @@ export class AdventureRepository {
         const id = state.id ?? adventureId;
         this.remember(id, state);
         this.rememberTexts(id, recorded);
-        await this.maybeSnapshot(streamId, loaded.version, state);
+        this.maybeSnapshot(streamId, loaded.version, state);
         return { state, events: recorded, duplicate: false };
       } catch (error) {
         if (error instanceof StreamVersionConflictError && attempt < CONFLICT_RETRIES) {
@@ -320,14 +321,29 @@ export class AdventureRepository {
     this.cache.delete(adventureId);
   }
 
-  private async maybeSnapshot(
-    streamId: string,
-    before: number,
-    state: AdventureState,
-  ): Promise<void> {
+  /** Waits for the snapshots this repository is writing (tests; a shutdown may skip it). */
+  async snapshotsWritten(): Promise<void> {
+    await Promise.all(this.snapshotting);
+  }
+
+  private maybeSnapshot(streamId: string, before: number, state: AdventureState): void {
     const every = this.options.snapshotEvery;
     if (Math.floor(state.version / every) === Math.floor(before / every)) return;
-    await this.saveSnapshot(streamId, state);
+    this.saveSnapshotAfterAnswer(streamId, state);
+  }
+
+  /**
+   * Writes a snapshot once the command or load that crossed the mark has its answer: encoding a
+   * 10,000-node projection takes ~15 ms, which a player's turn should not wait for. The state is
+   * never changed, so writing it a tick later writes the same snapshot; one lost to a crash or a
+   * shutdown only makes the next load fold longer.
+   */
+  private saveSnapshotAfterAnswer(streamId: string, state: AdventureState): void {
+    const write: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.saveSnapshot(streamId, state))
+      .catch(() => undefined)
+      .finally(() => this.snapshotting.delete(write));
+    this.snapshotting.add(write);
   }
 
   /**

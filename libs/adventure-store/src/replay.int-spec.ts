@@ -97,6 +97,7 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
   it('given a 30-turn adventure played with snapshots every 10 events, then the replay equals the live projection and every version reads back as recorded', async () => {
     const live = fresh(10);
     const { adventureId, recorded } = await play(live, 30);
+    await live.snapshotsWritten();
     const streamId = adventureStreamId(adventureId);
     const latest = Math.max(...recorded.keys());
 
@@ -146,7 +147,9 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
     old.fields.title = 'FROM THE OLD PROJECTOR';
     await snapshots.saveSnapshot(streamId, projectorVersion - 1, latest, encodeSnapshot(old));
 
-    const loaded = await fresh(10).load(adventureId);
+    const reloading = fresh(10);
+    const loaded = await reloading.load(adventureId);
+    await reloading.snapshotsWritten();
     expect(loaded?.fields.title).not.toBe('FROM THE OLD PROJECTOR');
     expect(canonicalJson(loaded)).toBe(recorded.get(latest));
     const rebuiltSnapshot = await snapshots.loadSnapshot(streamId, projectorVersion);
@@ -227,6 +230,7 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
     const spaced = new SnapshotRepository(database.db, { checkpointEvery: 20 });
     const live = new AdventureRepository(events, spaced, { snapshotEvery: 7 });
     const { adventureId, recorded } = await play(live, 30);
+    await live.snapshotsWritten();
     const streamId = adventureStreamId(adventureId);
     const latest = Math.max(...recorded.keys());
     const kept = await spaced.listVersions(streamId, projectorVersion);

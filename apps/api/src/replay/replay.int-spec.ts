@@ -86,6 +86,7 @@ describe('replay routes (HTTP, Postgres)', () => {
         }),
       );
     }
+    await repo.snapshotsWritten();
   });
 
   afterAll(async () => {
