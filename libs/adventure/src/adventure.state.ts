@@ -168,6 +168,18 @@ export function* allNodes(state: Pick<AdventureState, 'nodes'>): Generator<Actio
   }
 }
 
+/**
+ * The projection as readers outside a process see it (an API answer, an audit): the story tree as
+ * one record by node id. The buckets are how folds share the tree, not part of what it means.
+ */
+export type ProjectionView = Omit<AdventureState, 'nodes'> & { nodes: Record<string, ActionNode> };
+
+export function projectionView(state: AdventureState): ProjectionView {
+  const nodes: Record<string, ActionNode> = {};
+  for (const node of allNodes(state)) nodes[node.id] = node;
+  return { ...state, nodes };
+}
+
 /** The predecessor's defaults (seed §3). */
 export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   model: '',

@@ -6,7 +6,8 @@ import {
   canonicalJson,
   createAdventureCommand,
   narrationCommand,
-  type AdventureState,
+  projectionView,
+  type ProjectionView,
 } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
@@ -70,7 +71,7 @@ describe('replay routes (HTTP, Postgres)', () => {
     adventureId = randomUUID();
     const run = async (command: Parameters<AdventureRepository['handle']>[1]) => {
       const { state } = await repo.handle(adventureId, command, { actor: 'test' });
-      recorded.set(state.version, canonicalJson(state));
+      recorded.set(state.version, canonicalJson(projectionView(state)));
     };
     await run(createAdventureCommand({ adventureId, ownerId: user.id }));
     for (let turn = 0; turn < 10; turn++) {
@@ -116,7 +117,7 @@ describe('replay routes (HTTP, Postgres)', () => {
       const response = await call(`/v1/adventures/${adventureId}/at/${version}`);
       expect(response.status).toBe(200);
       const body = (await response.json()) as {
-        projection: AdventureState;
+        projection: ProjectionView;
         narrativeState: unknown;
         context: { version: number; manifest: { turn: number } } | null;
       };
@@ -166,7 +167,7 @@ describe('replay routes (HTTP, Postgres)', () => {
     expect(body).toMatchObject({ version: 21, sourceAdventureId: adventureId, events: 21 });
     expect(body.adventureId).not.toBe(adventureId);
     const copy = (await (await call(`/v1/adventures/${body.adventureId}/at/21`)).json()) as {
-      projection: AdventureState;
+      projection: ProjectionView;
     };
     const original = JSON.parse(recorded.get(21) as string);
     expect(canonicalJson({ ...copy.projection, id: null, ownerId: null })).toBe(

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { storyPath } from '@chronicle/adventure';
+import { projectionView, storyPath } from '@chronicle/adventure';
 import {
   AdventureReplayer,
   AdventureRepository,
@@ -54,7 +54,7 @@ export class ReplayUseCase {
         text: texts[i],
         turnId: entry.turnId,
       })),
-      projection: state,
+      projection: projectionView(state),
     };
   }
 
