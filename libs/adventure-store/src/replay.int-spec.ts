@@ -184,6 +184,19 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
       expect.objectContaining({ against: 'snapshot', version: 1, path: 'fields.title' }),
       expect.objectContaining({ against: 'stored', version: at, path: 'fields.title' }),
     ]);
+
+    // A node of the story tree is named by its id, not by the bucket that keeps it.
+    const tree = JSON.parse(recorded.get(at) as string) as {
+      nodes: Record<string, { tokens: number }>[];
+    };
+    const bucket = tree.nodes.findIndex((nodes) => Object.keys(nodes).length > 0);
+    const nodeId = Object.keys(tree.nodes[bucket])[0];
+    tree.nodes[bucket][nodeId].tokens += 1_000;
+    await snapshots.saveSnapshot(streamId, projectorVersion, at, encodeSnapshot(tree as never));
+    expect((await replayer.replay(adventureId)).differences[0]).toMatchObject({
+      against: 'snapshot',
+      path: `nodes.${nodeId}.tokens`,
+    });
   });
 
   it('reads a v1 NarrationFailed stored raw as the v2 shape, and leaves the row as it was written', async () => {

@@ -262,10 +262,16 @@ function describe(
     against,
     version,
     eventType: events.find((event) => event.version === version)?.type ?? '(none)',
-    path: at ? at.path.join('.') : '',
+    path: at ? readablePath(at.path) : '',
     rebuilt: cut(at?.rebuilt),
     stored: cut(at?.stored),
   };
+}
+
+/** A path as a reader names it: a story node by its id, not by the bucket it is kept in. */
+function readablePath(path: JsonPath): string {
+  const inTree = path[0] === 'nodes' && typeof path[1] === 'number' && path.length > 2;
+  return (inTree ? ['nodes', ...path.slice(2)] : path).join('.');
 }
 
 /** One line per difference, for the CLI and logs. */
