@@ -128,15 +128,11 @@ export class AdventureRepository {
     const cached = this.cache.get(adventureId);
     const base = cached ?? (await this.loadSnapshot(streamId, null));
     const newer = await this.eventStore.readStream(streamId, { from: base.version + 1 });
-    // Nothing new: the cached state is the head. No caller mutates a state, so it is shared as is
-    // (a copy of its containers is O(nodes), per load).
-    if (cached && newer.length === 0) {
-      this.remember(adventureId, cached);
-      return cached.id === null ? null : cached;
-    }
-    // A cached state may be held by a caller, so the fold copies it; a freshly decoded snapshot
-    // belongs to this call alone and is folded in place (copying its 10,000-key node record
-    // cost as much as decoding it).
+    // Nothing new: the cached state is the head (the cache's get made it the most recent). No
+    // caller mutates a state, so it is shared as is, not copied per load.
+    if (cached && newer.length === 0) return cached.id === null ? null : cached;
+    // A cached state may be held by a caller, so the fold copies it (by the bucket: see the
+    // projector); a freshly decoded snapshot belongs to this call alone and is folded in place.
     let state: AdventureState;
     if (cached) {
       const recorded = newer.map(toRecorded);
@@ -341,7 +337,6 @@ export class AdventureRepository {
   private saveSnapshotAfterAnswer(streamId: string, state: AdventureState): void {
     const write: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
       .then(() => this.saveSnapshot(streamId, state))
-      .catch(() => undefined)
       .finally(() => this.snapshotting.delete(write));
     this.snapshotting.add(write);
   }
@@ -361,11 +356,18 @@ export class AdventureRepository {
   }
 
   private async saveSnapshot(streamId: string, state: AdventureState): Promise<void> {
-    // A snapshot is a shortcut, never the truth: failing to write one costs a
+    // A snapshot is a shortcut, never the truth: failing to encode or write one costs a
     // longer fold next time and nothing else.
-    await this.snapshots
-      .saveSnapshot(streamId, projectorVersion, state.version, encodeSnapshot(state))
-      .catch(() => undefined);
+    try {
+      await this.snapshots.saveSnapshot(
+        streamId,
+        projectorVersion,
+        state.version,
+        encodeSnapshot(state),
+      );
+    } catch {
+      // the next load folds from an older snapshot
+    }
   }
 
   private remember(adventureId: string, state: AdventureState): void {

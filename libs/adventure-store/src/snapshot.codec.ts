@@ -43,8 +43,8 @@ import {
 // views. The table stores the bytes brotli-compressed (SnapshotRepository), so the fetch moves
 // a twentieth of them.
 //
-// What a load still pays for is mostly the node record itself: adding 10,000 freshly parsed ids
-// as keys (each hashed and interned) is ~2 ms; JSON.parse building the record from keys
+// What a load still pays for is mostly the node table itself: adding 10,000 freshly parsed ids
+// as keys of its buckets (each hashed and interned) is ~2 ms; JSON.parse building a record from keys
 // measured slower, not faster.
 //
 // Decoding gives a state canonically equal to the one encoded (the replay check and a spec hold
@@ -394,7 +394,7 @@ export function decodeSnapshot(bytes: Uint8Array): AdventureState | null {
 
 /**
  * `pathOf` for the decode: the walk follows parent indexes instead of looking 10,000 ids up in
- * the node record, and fills an array of the right length from the end instead of reversing.
+ * the node table, and fills an array of the right length from the end instead of reversing.
  */
 function pathByIndex(
   built: ActionNode[],
