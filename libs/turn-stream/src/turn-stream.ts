@@ -36,24 +36,7 @@ export class TurnStreamPublisher {
   }
 
   async publish(turnId: string, event: TurnStreamEventName, data: unknown): Promise<string> {
-    const key = this.key(turnId);
-    const [[addError, id], [expireError]] = (await this.redis
-      .multi()
-      .xadd(
-        key,
-        'MAXLEN',
-        '~',
-        String(MAX_ENTRIES),
-        '*',
-        'event',
-        event,
-        'data',
-        JSON.stringify(data),
-      )
-      .expire(key, TURN_STREAM_TTL_SECONDS)
-      .exec()) as [[Error | null, string], [Error | null, number]];
-    if (addError) throw addError;
-    if (expireError) throw expireError;
+    const [id] = await this.publishMany(turnId, [{ event, data }]);
     return id;
   }
 
