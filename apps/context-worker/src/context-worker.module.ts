@@ -1,13 +1,13 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { BullModule, Processor } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { AccountsModule } from '@chronicle/accounts';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
-import { narrateBackoff, QueueName, workerConnectionOptions } from '@chronicle/queue';
+import { narrateBackoff, QueueName, queueWorkerModules } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
-import type { ConnectionOptions, WorkerOptions } from 'bullmq';
+import type { WorkerOptions } from 'bullmq';
 import { MemoryRetrieval } from './memory-retrieval';
 import { modelClientProviders } from './model-client.provider';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
@@ -50,13 +50,10 @@ export class ContextWorkerModule {
           installation: config.queuePrefix,
           app: 'context-worker',
         }),
-        BullModule.forRoot({
-          // BullMQ's own RedisOptions type is looser than ioredis'; the values are ioredis options.
-          connection: { ...workerConnectionOptions(), url: config.redisUrl } as ConnectionOptions,
-          prefix: config.queuePrefix,
-        }),
-        // Registering the queue brings in @nestjs/bullmq's explorer, which builds the worker.
-        BullModule.registerQueue({ name: QueueName.Narrate }),
+        ...queueWorkerModules(
+          { redisUrl: config.redisUrl, prefix: config.queuePrefix },
+          QueueName.Narrate,
+        ),
       ],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },

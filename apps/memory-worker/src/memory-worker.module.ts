@@ -1,5 +1,5 @@
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
-import { BullModule, Processor } from '@nestjs/bullmq';
+import { Processor } from '@nestjs/bullmq';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
@@ -8,9 +8,9 @@ import {
   closeRedis,
   producerConnectionOptions,
   QueueName,
-  workerConnectionOptions,
+  queueWorkerModules,
 } from '@chronicle/queue';
-import type { ConnectionOptions, WorkerOptions } from 'bullmq';
+import type { WorkerOptions } from 'bullmq';
 import Redis from 'ioredis';
 import { AdventureLock } from './adventure.lock';
 import { MemoryProcessor } from './memory.processor';
@@ -51,13 +51,10 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
           installation: config.queuePrefix,
           app: 'memory-worker',
         }),
-        BullModule.forRoot({
-          // BullMQ's own RedisOptions type is looser than ioredis'; the values are ioredis options.
-          connection: { ...workerConnectionOptions(), url: config.redisUrl } as ConnectionOptions,
-          prefix: config.queuePrefix,
-        }),
-        // Registering the queue brings in @nestjs/bullmq's explorer, which builds the worker.
-        BullModule.registerQueue({ name: QueueName.Memory }),
+        ...queueWorkerModules(
+          { redisUrl: config.redisUrl, prefix: config.queuePrefix },
+          QueueName.Memory,
+        ),
       ],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },

@@ -2,3 +2,4 @@ export * from './queue.registry';
 export * from './queue.producer';
 export * from './queue.module';
 export * from './redis-connection.factory';
+export * from './queue-worker.modules';
