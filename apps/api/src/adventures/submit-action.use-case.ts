@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import {
   decide,
+  isDomainError,
   nodeOf,
   NotFoundError,
   turnStatus,
@@ -41,9 +42,12 @@ function isResend(state: AdventureState, clientId: string): boolean {
   return turnStatus(state, clientId) !== null;
 }
 
-function isDomainError(error: unknown): boolean {
-  const kind = (error as { kind?: unknown } | null)?.kind;
-  return kind === 'conflict' || kind === 'invalid' || kind === 'not_found';
+/** The decider's refusals, which a racing copy of the same request can cause. */
+function isRefusal(error: unknown): boolean {
+  return (
+    isDomainError(error) &&
+    (error.kind === 'conflict' || error.kind === 'invalid' || error.kind === 'not_found')
+  );
 }
 
 /**
@@ -128,7 +132,7 @@ export class SubmitActionUseCase {
       // A copy of this request won the race (its turn is now in flight, or its action exists),
       // or the id names a turn too old for the projection to show, which the decider refused
       // before the append could recognise it: answer with that turn.
-      if (clientId !== undefined && isDomainError(error)) {
+      if (clientId !== undefined && isRefusal(error)) {
         const state = await this.adventures.get(adventureId);
         const original = await this.originalTurn(adventureId, state, clientId);
         if (original) return original;
