@@ -59,13 +59,16 @@ export class TurnReleasedError extends Error {
   }
 }
 
+const ONLY_BLOCK =
+  'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
+
 /** The model replied, but with nothing a player can read: worth another attempt. */
 function onlyBlockError(): ModelError {
   return new ModelError({
     kind: 'bad_request',
     retryable: true,
-    message:
-      'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.',
+    message: ONLY_BLOCK,
+    playerMessage: ONLY_BLOCK,
   });
 }
 
@@ -319,8 +322,12 @@ export class NarrateTurnUseCase {
     }
     if (!isModelError(error)) {
       this.logger.error({ msg: 'narration failed unexpectedly', error: describeError(error) });
+    } else {
+      // The operator's words (the endpoint, the provider's own) go to the log; the log of
+      // events and the player get the player's.
+      this.logger.warn({ msg: 'narration failed', kind: error.kind, error: error.message });
     }
-    const message = isModelError(error) ? error.message : UNEXPECTED_FAILURE;
+    const message = isModelError(error) ? error.playerMessage : UNEXPECTED_FAILURE;
     await this.recordFailure(input.adventureId, input.turnId, message, input.attempt);
     return { status: 'failed', error: message };
   }

@@ -17,7 +17,12 @@ import {
   type AdventureRepository,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
-import type { CompletionResult, Embedder, ModelClient } from '@chronicle/llm';
+import {
+  isModelError,
+  type CompletionResult,
+  type Embedder,
+  type ModelClient,
+} from '@chronicle/llm';
 import {
   BACKGROUND_MAX_TOKENS,
   BACKGROUND_TEMPERATURE,
@@ -379,7 +384,11 @@ export class UpdateMemoryUseCase {
           purpose: 'summary',
         });
       } catch (error) {
-        return refuse(`the summarizer failed: ${(error as Error).message}`);
+        // The player is told what they can act on; the endpoint and the provider's words are not
+        // theirs (the API logs the error it is handed).
+        return refuse(
+          `the summarizer failed: ${isModelError(error) ? error.playerMessage : 'an internal error'}`,
+        );
       }
       spent.push(usageOf(result));
       summary = cleanReply(result.text);
