@@ -54,10 +54,6 @@ export function configureHttp(
   // are named in LIMITS and documented in the README.
   app.use(
     '/v1/adventures/import',
-    json({ limit: LIMITS.importBodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }),
-  );
-  app.use(
-    '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
   );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }));

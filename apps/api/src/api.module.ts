@@ -39,7 +39,7 @@ export class ApiModule {
         }),
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
-        ReplayModule,
+        ReplayModule.forRoot(config),
       ],
       controllers: [HealthController, AdventuresController, TurnsController, AdminController],
       providers: [
