@@ -19,7 +19,7 @@ import {
   type TestDatabase,
 } from '@chronicle/testing';
 import { sql } from 'kysely';
-import { configureHttp } from '../api.bootstrap';
+import { apiHttpAdapter, configureHttp } from '../api.bootstrap';
 import { turnIdFor } from '../adventures/turn-id';
 import { ApiModule } from '../api.module';
 
@@ -57,10 +57,11 @@ describe('replay routes (HTTP, Postgres)', () => {
       modelApiKey: undefined,
       adminApiKey: ADMIN_KEY,
     };
-    app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
-      logger: new JsonLogger('api', 'error'),
-      bodyParser: false,
-    });
+    app = await NestFactory.create<NestExpressApplication>(
+      ApiModule.forRoot(config),
+      apiHttpAdapter(),
+      { logger: new JsonLogger('api', 'error'), bodyParser: false },
+    );
     configureHttp(app, config);
     await app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
