@@ -7,6 +7,10 @@ import { aScenario, startApiHarness, type ApiHarness } from '../api.harness';
 // refused whole, with the line and the field, and nothing is written. A turn in flight in the
 // export arrives closed as failed, and is never queued again under the original's job id.
 
+/** One exported event, to tamper with. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type ExportLine = { data: any };
+
 describe('import limits', () => {
   let api: ApiHarness;
   let exported: string[];
@@ -39,8 +43,7 @@ describe('import limits', () => {
       'content-type': contentType,
     });
   /** The export with line `n` (1 is the header) changed by `change`. */
-  const withLine = (n: number, change: (event: any) => void) =>
-    // eslint-disable-line @typescript-eslint/no-explicit-any
+  const withLine = (n: number, change: (event: ExportLine) => void) =>
     exported.map((line, index) => {
       if (index !== n - 1) return line;
       const event = JSON.parse(line);
@@ -51,17 +54,17 @@ describe('import limits', () => {
   it.each([
     [
       'a context budget of 10^9',
-      (e: any) => (e.data.settings.contextTokenBudget = 1e9),
+      (e: ExportLine) => (e.data.settings.contextTokenBudget = 1e9),
       /settings\.contextTokenBudget must be between 256 and 200000/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
     [
       'an output cap of 10^7',
-      (e: any) => (e.data.settings.maxOutputTokens = 1e7),
+      (e: ExportLine) => (e.data.settings.maxOutputTokens = 1e7),
       /settings\.maxOutputTokens must be between 1 and 100000/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
     [
       '300 story cards',
-      (e: any) =>
+      (e: ExportLine) =>
         (e.data.storyCards = Array.from({ length: 300 }, (_, i) => ({
           id: `c${i}`,
           name: `Card ${i}`,
@@ -71,28 +74,28 @@ describe('import limits', () => {
           notes: '',
         }))),
       /storyCardsPerAdventure/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
     [
       '60,000 characters of plot essentials',
-      (e: any) => (e.data.plotEssentials = 'x'.repeat(60_000)),
+      (e: ExportLine) => (e.data.plotEssentials = 'x'.repeat(60_000)),
       /plotEssentials is 60000 characters; keep it to 50000/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
     [
       'a NUL in the title',
-      (e: any) => (e.data.title = 'The\u0000Bell'),
+      (e: ExportLine) => (e.data.title = 'The\u0000Bell'),
       /data\.title contains a NUL character/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
-    ['a NUL deep in a card', (e: any) => (e.data.storyCards[0].entry = 'a\u0000b'), /NUL/], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
+    ['a NUL deep in a card', (e: ExportLine) => (e.data.storyCards[0].entry = 'a\u0000b'), /NUL/],
     [
       'a model the installation does not offer',
-      (e: any) => (e.data.settings.model = 'gpt-4-32k'),
+      (e: ExportLine) => (e.data.settings.model = 'gpt-4-32k'),
       /settings\.model "gpt-4-32k" is not offered/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
     [
       'an unknown setting',
-      (e: any) => (e.data.settings.sneaky = true),
+      (e: ExportLine) => (e.data.settings.sneaky = true),
       /settings\.sneaky is not a setting/,
-    ], // eslint-disable-line @typescript-eslint/no-explicit-any
+    ],
   ])('refuses %s: 400 naming line 2 and the field, nothing written', async (_, change, message) => {
     const before = await eventCount();
     const reply = await send(withLine(2, change));
