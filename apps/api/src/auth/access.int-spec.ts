@@ -8,7 +8,7 @@ import { startApiHarness, aScenario, type ApiHarness } from '../../test/api.harn
 // key, with a revoked key and with another user's key; admin routes; rate limits and their
 // reset; the daily token budget; every limit breached once; mass assignment.
 
-const ADMIN = 'admin-key-for-access-spec';
+const ADMIN = 'admin-key-for-access-spec-32-characters';
 
 interface Reply {
   status: number;
