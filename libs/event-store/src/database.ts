@@ -47,11 +47,21 @@ export interface SnapshotsTable {
   created_at: Generated<Date>;
 }
 
+/** Kept by a trigger on events (see the 20261201110000 migration); the reconciler's own count. */
+export interface TurnsInFlightTable {
+  stream_id: string;
+  turn_id: string;
+  started_at: Date;
+  requeues: Generated<number>;
+  requeued_at: Date | null;
+}
+
 export interface Database {
   streams: StreamsTable;
   events: EventsTable;
   outbox: OutboxTable;
   snapshots: SnapshotsTable;
+  turns_in_flight: TurnsInFlightTable;
 }
 
 // Statement text -> the name its connections prepare it under.
