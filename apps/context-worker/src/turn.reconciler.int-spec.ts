@@ -17,7 +17,7 @@ import {
   waitForTurnEnd,
   type WorkerHarness,
 } from './testing/context-worker.harness';
-import { RestartableRedis } from './testing/restartable-redis';
+import { RestartableRedis } from '@chronicle/testing';
 import { TurnReconciler } from './turn.reconciler';
 
 const CHAT = '/v1/chat/completions';

@@ -38,7 +38,7 @@ const NETWORK_CODES = new Set([
 // cannot connect now), and 53300 (too many connections).
 const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
 const PG_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|the database system is (starting up|shutting down)/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|the database system is (starting up|shutting down)|does not allow connections|not currently accepting connections|terminating connection due to administrator command/i;
 const REDIS_MESSAGES =
   /Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries per request|MaxRetriesPerRequest|enqueue .* timed out|ping timed out|LOADING|redis.* timed out|Command timed out/i;
 

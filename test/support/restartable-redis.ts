@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { freePort } from '@chronicle/testing';
+import { freePort } from './app-processes';
 
 export class RestartableRedis {
   private child?: ChildProcess;
