@@ -70,10 +70,20 @@ export class RestartableRedis {
     const child = this.child;
     this.child = undefined;
     if (!child || child.exitCode !== null) return;
+    child.kill('SIGCONT'); // a frozen server cannot act on SIGTERM
     await new Promise<void>((resolve) => {
       child.once('exit', () => resolve());
       child.kill('SIGTERM');
     });
+  }
+
+  /** SIGSTOP: the server keeps its sockets open and answers nothing, as a hung host does. */
+  freeze(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  thaw(): void {
+    this.child?.kill('SIGCONT');
   }
 
   async command(...args: string[]): Promise<unknown> {

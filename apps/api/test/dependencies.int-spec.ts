@@ -94,6 +94,22 @@ describe('the API with Redis unreachable or misconfigured', () => {
     }
     expect(status).toBe(202);
   });
+
+  it('answers with 503 within 3 s while Redis is frozen (sockets open, no answers)', async () => {
+    const created = await api.request('POST', '/v1/adventures', aScenario());
+    const id = (created.body as { id: string }).id;
+    redis.freeze();
+    try {
+      const { reply, ms } = await timed(() =>
+        api.request('POST', `/v1/adventures/${id}/actions`, { type: 'do', text: 'hold still' }),
+      );
+      expect(reply.status).toBe(503);
+      expect(Number(reply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(ms).toBeLessThan(ANSWER_BOUND_MS);
+    } finally {
+      redis.thaw();
+    }
+  });
 });
 
 describe('the API with Postgres unreachable', () => {
