@@ -9,6 +9,7 @@ import { json, text } from 'express';
 import { ApiModule } from './api.module';
 import { errorBody, ErrorFilter } from './http/error.filter';
 import { correlate } from './http/correlation.middleware';
+import { serveWebClient, webClientDirectory } from './web/web-client';
 
 const MB = 1024 * 1024;
 
@@ -59,6 +60,7 @@ export function configureHttp(app: NestExpressApplication): void {
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
+  serveWebClient(app, webClientDirectory());
 }
 
 /** A body that names `__proto__`, `constructor` or `prototype`: refused before any object merge. */

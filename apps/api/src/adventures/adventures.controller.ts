@@ -55,6 +55,8 @@ export class AdventuresController {
   @Get(':id')
   @ApiOperation({
     summary: 'The projection at the head, with the newest page of the story (`before`, `limit`)',
+    description:
+      '`lastNarration` is the newest narration on the story: its `accepted`, `rejected` (with reasons) and `retconned` state events, and `takes`, the ids of every take of that turn (one per retry, oldest first) — select one with `PUT …/head`.',
   })
   get(@Param('id') id: string, @Query() page: ActionsPageQuery) {
     return this.reader.view(id, page);
