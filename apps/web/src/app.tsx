@@ -24,11 +24,22 @@ export function App() {
   const path = usePath();
 
   useEffect(() => {
+    // The sign-in link opened in a tab that already shows the client changes only the fragment.
+    const onHash = () => {
+      const fromLink = takeKeyFromFragment();
+      if (fromLink) {
+        storeKey(fromLink);
+        setKey(fromLink);
+        setNotice(null);
+      }
+    };
+    addEventListener('hashchange', onHash);
     whenUnauthorized(() => {
       storeKey(null);
       setKey(null);
       setNotice('The server refused this API key; sign in with a current one.');
     });
+    return () => removeEventListener('hashchange', onHash);
   }, []);
 
   const signOut = () => {

@@ -390,7 +390,11 @@ function StatePanel(props: PanelProps) {
       <form class="form" onSubmit={correct} aria-label="Correct the state">
         <label>
           Correction
-          <select value={op} onChange={(e) => setOp(e.currentTarget.value as Op)}>
+          <select
+            aria-label="Correction"
+            value={op}
+            onChange={(e) => setOp(e.currentTarget.value as Op)}
+          >
             {Object.keys(OPS).map((name) => (
               <option key={name} value={name}>
                 {name}
@@ -403,6 +407,7 @@ function StatePanel(props: PanelProps) {
             {op === 'addEntity' && name === 'name' ? 'Name of the entity' : FIELD_LABELS[name]}
             {name === 'kind' ? (
               <select
+                aria-label="Kind"
                 value={fields.kind ?? 'character'}
                 onChange={(e) => setFields({ ...fields, kind: e.currentTarget.value })}
               >

@@ -105,7 +105,13 @@ export function Play(props: { id: string }) {
         onRefused: errorFrom,
         onReconnect: () => setTurn((t) => t && { ...t, reconnecting: true }),
         onFrame: (frame) => {
-          if (frame.event === 'chunk') {
+          if (frame.event === 'player') {
+            // The action as the server wrote it into the story ("> You climb the stairs.").
+            const { action } = JSON.parse(frame.data) as { action?: { text?: string } };
+            const written = action?.text;
+            if (written)
+              setTurn((t) => t && t.player && { ...t, player: { ...t.player, text: written } });
+          } else if (frame.event === 'chunk') {
             const { text } = JSON.parse(frame.data) as { text: string };
             setTurn((t) => t && { ...t, text: t.text + text, reconnecting: false });
           } else if (frame.event === 'reset') {
@@ -313,7 +319,7 @@ export function Play(props: { id: string }) {
             <div class="live" aria-busy="true">
               {turn.player && (
                 <p class={`entry player ${turn.player.type}`}>
-                  <span class="entry-text">{playerLine(turn.player.type, turn.player.text)}</span>
+                  <span class="entry-text">{turn.player.text}</span>
                 </p>
               )}
               <p class="entry ai streaming" data-testid="streaming">
@@ -443,12 +449,6 @@ export function Play(props: { id: string }) {
   );
 }
 
-function playerLine(type: string, text: string): string {
-  if (type === 'do') return `> ${text}`;
-  if (type === 'say') return `> “${text}”`;
-  return text;
-}
-
 function StoryEntry(props: {
   action: ActionView;
   number: number;
@@ -488,9 +488,7 @@ function StoryEntry(props: {
       class={`entry ${isPlayer ? `player ${action.type}` : action.type}`}
       data-action-id={action.id}
     >
-      <span class="entry-text">
-        {isPlayer ? playerLine(action.type, action.text) : action.text}
-      </span>
+      <span class="entry-text">{action.text}</span>
       <span class="entry-tools">
         {props.pager}
         <button
