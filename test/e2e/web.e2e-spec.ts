@@ -12,6 +12,9 @@ jest.setTimeout(120_000);
 
 const SHOTS = join(__dirname, '..', '..', 'docs', 'screenshots');
 const CHUNK_DELAY_MS = 60;
+// Page-side expressions as strings: this file is type-checked without the DOM's types.
+const STORED_KEY = "localStorage.getItem('chronicle.apiKey')";
+const PAGE_WIDTH = 'document.documentElement.scrollWidth';
 
 let system: AppSystem;
 let browser: TestBrowser;
@@ -84,11 +87,11 @@ it('signs in with an API key, and out', async () => {
   await page.getByLabel('API key', { exact: true }).fill(system.apiKey);
   await button('Sign in').click();
   await page.getByRole('heading', { name: 'Adventures' }).waitFor();
-  expect(await page.evaluate(() => localStorage.getItem('chronicle.apiKey'))).toBe(system.apiKey);
+  expect(await page.evaluate(STORED_KEY)).toBe(system.apiKey);
 
   await button('Sign out').click();
   await button('Sign in').waitFor();
-  expect(await page.evaluate(() => localStorage.getItem('chronicle.apiKey'))).toBeNull();
+  expect(await page.evaluate(STORED_KEY)).toBeNull();
 
   // npm start's link: the key in the fragment, which the client keeps and removes from the URL.
   await page.goto(`${system.apiUrl}/#key=${encodeURIComponent(system.apiKey)}`);
@@ -333,7 +336,7 @@ it('reconnects a stream that broke off without losing or doubling text', async (
   await button('Send').click();
   const streaming = page.getByTestId('streaming');
   await page.waitForFunction(
-    () => (document.querySelector('[data-testid=streaming]')?.textContent ?? '').length > 10,
+    "(document.querySelector('[data-testid=streaming]')?.textContent ?? '').length > 10",
   );
   // The API dies mid-turn (the worker goes on); a new one comes up on the same address.
   await killApi();
@@ -392,7 +395,7 @@ it('fits a 360 px screen, light and dark', async () => {
     await narrow.emulateMedia({ colorScheme: scheme });
     await narrow.goto(`${system.apiUrl}/`);
     await narrow.getByRole('heading', { name: 'Adventures' }).waitFor();
-    const width = await narrow.evaluate(() => document.documentElement.scrollWidth);
+    const width = await narrow.evaluate<number>(PAGE_WIDTH);
     expect(width).toBeLessThanOrEqual(360);
     await narrow.screenshot({ path: join(SHOTS, `adventures-360-${scheme}.png`) });
     await narrow.getByRole('link', { name: 'The Lighthouse' }).first().click();
@@ -403,9 +406,7 @@ it('fits a 360 px screen, light and dark', async () => {
     for (const name of ['Send', 'Continue', 'Retry', 'Undo', 'Redo']) {
       await narrow.getByRole('button', { name, exact: true }).waitFor();
     }
-    expect(await narrow.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
-      360,
-    );
+    expect(await narrow.evaluate<number>(PAGE_WIDTH)).toBeLessThanOrEqual(360);
     await narrow.screenshot({ path: join(SHOTS, `play-360-${scheme}.png`), fullPage: true });
     await narrow.close();
   }
