@@ -1,16 +1,13 @@
 // A real headless Chromium for the web client's tests and benchmark: Debian's `chromium`
 // package (`.ci/run` installs it), driven by playwright-core, which downloads no browser.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
 
 /** The system's Chromium, or null when it is not installed. */
 export function chromiumPath(): string | null {
-  if (process.env.CHROMIUM_PATH && existsSync(process.env.CHROMIUM_PATH)) {
-    return process.env.CHROMIUM_PATH;
-  }
   for (const name of ['chromium', 'chromium-browser']) {
     try {
       const found = execFileSync('which', [name], { encoding: 'utf8' }).trim();
