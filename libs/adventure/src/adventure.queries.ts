@@ -162,8 +162,9 @@ function sortKeys(value: unknown): unknown {
 
 /**
  * The takes of an AI action: it and its non-erased AI siblings (every narration of the same
- * player action, one per retry), oldest first by the version of their text. A scan of the whole
- * tree: called once per read of an adventure, for the newest narration only.
+ * player action, one per retry), oldest first by the version of their text (so an edited take
+ * moves to the end). A scan of the whole tree: called once per read of an adventure, for the
+ * newest narration only.
  */
 export function takesOf(state: AdventureState, actionId: string): string[] {
   const node = nodeOf(state, actionId);
