@@ -101,11 +101,19 @@ function Failure(props: { error: string | null }) {
 function ContextPanel(props: PanelProps) {
   const [which, setWhich] = useState<'last' | 'dry'>('last');
   const [last, setLast] = useState<LastContext | null | undefined>(undefined);
+  const [lastPrompt, setLastPrompt] = useState<{ system: string; story: string } | string | null>(
+    null,
+  );
   const [preview, setPreview] = useState<ContextPreview | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     setError(null);
     if (which === 'last') {
+      setLastPrompt(null);
+      api
+        .get<{ system: string; story: string }>(`${props.base}/context/prompt`)
+        .then(setLastPrompt)
+        .catch((e) => setLastPrompt(describeError(e)));
       api
         .get<LastContext>(`${props.base}/context`)
         .then(setLast)
@@ -152,12 +160,13 @@ function ContextPanel(props: PanelProps) {
             Turn {last.turnId.slice(0, 8)}, version {last.version}.
           </p>
           <Manifest manifest={last.manifest} />
-          <p class="muted small">
-            A past turn's prompt is kept as its sha256 only (system{' '}
-            {last.manifest.sha256?.system.slice(0, 12)}…, story{' '}
-            {last.manifest.sha256?.story.slice(0, 12)}…); the dry run shows the exact prompt the
-            next turn sends.
-          </p>
+          {typeof lastPrompt === 'string' ? (
+            <p class="muted small">{lastPrompt}</p>
+          ) : lastPrompt ? (
+            <Prompt system={lastPrompt.system} story={lastPrompt.story} />
+          ) : (
+            <p class="muted">Rebuilding the prompt…</p>
+          )}
         </>
       )}
       {which === 'dry' && !preview && !error && <p class="muted">Building the context…</p>}
@@ -170,22 +179,31 @@ function ContextPanel(props: PanelProps) {
               memoryError: preview.report.memories?.error ?? null,
             }}
           />
-          <h3>Exact prompt</h3>
-          <details open>
-            <summary>System</summary>
-            <pre class="prompt" aria-label="System prompt">
-              {preview.system}
-            </pre>
-          </details>
-          <details open>
-            <summary>Story</summary>
-            <pre class="prompt" aria-label="Story prompt">
-              {preview.story}
-            </pre>
-          </details>
+          <Prompt system={preview.system} story={preview.story} />
         </>
       )}
     </div>
+  );
+}
+
+/** The exact texts sent to (or, for a dry run, that would be sent to) the model. */
+function Prompt(props: { system: string; story: string }) {
+  return (
+    <>
+      <h3>Exact prompt</h3>
+      <details open>
+        <summary>System</summary>
+        <pre class="prompt" aria-label="System prompt">
+          {props.system}
+        </pre>
+      </details>
+      <details open>
+        <summary>Story</summary>
+        <pre class="prompt" aria-label="Story prompt">
+          {props.story}
+        </pre>
+      </details>
+    </>
   );
 }
 

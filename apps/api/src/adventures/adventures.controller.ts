@@ -151,6 +151,15 @@ export class AdventuresController {
     return this.reader.lastContext(id);
   }
 
+  @Get(':id/context/prompt')
+  @ApiOperation({
+    summary:
+      "The last turn's exact prompt (system and story), rebuilt from the log and checked against the sha256 its manifest recorded (404 before the first turn, or when no rebuild matches)",
+  })
+  lastPrompt(@Param('id') id: string) {
+    return this.contextPreview.lastTurnPrompt(id);
+  }
+
   @Post(':id/context/preview')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Dry run: the context the next turn would send; nothing is appended' })

@@ -1,12 +1,21 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { AdventureRepository, buildTurnContext, contextManifest } from '@chronicle/adventure-store';
+import { findMemory, NotFoundError, type AdventureState } from '@chronicle/adventure';
+import {
+  AdventureRepository,
+  buildTurnContext,
+  contextManifest,
+  type ContextManifest,
+} from '@chronicle/adventure-store';
+import type { RetrievedMemories } from '@chronicle/context';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
 
 /**
  * The context the next turn would send, built by the same function the context worker runs
- * (libs/adventure-store's `buildTurnContext`), without calling a model or appending anything.
+ * (libs/adventure-store's `buildTurnContext`), without calling a model or appending anything;
+ * and the exact prompt of the last turn, rebuilt the same way from the log.
  */
 @Injectable()
 export class ContextPreviewUseCase {
@@ -31,4 +40,65 @@ export class ContextPreviewUseCase {
       manifest: contextManifest(built),
     };
   }
+
+  /**
+   * The last turn's prompt. A Narrated event keeps the prompt's sha256, not its text; the text
+   * is rebuilt from the projection the worker read (at the event that started the turn, or just
+   * before the narration when something changed in between) with the memories the turn used,
+   * and answered only when it hashes to what was sent.
+   */
+  async lastTurnPrompt(adventureId: string) {
+    const head = await this.adventures.get(adventureId);
+    const last = head.lastContext;
+    if (!last) {
+      throw new NotFoundError(
+        `adventure ${adventureId} has no narrated turn yet; act first, or preview the next context with POST …/context/preview`,
+      );
+    }
+    const manifest = last.manifest as unknown as ContextManifest;
+    const before = await this.adventures.loadAt(adventureId, last.version - 1);
+    const requestedAt = before.inFlight?.requestedAtVersion;
+    const candidates =
+      requestedAt !== undefined && requestedAt < before.version
+        ? [await this.adventures.loadAt(adventureId, requestedAt), before]
+        : [before];
+    for (const state of candidates) {
+      const built = await buildTurnContext(this.adventures, state, {
+        defaultModel: manifest.settings?.model ?? this.config.modelName,
+        memories: usedMemories(state, manifest),
+      });
+      if (
+        sha256(built.system) === manifest.sha256?.system &&
+        sha256(built.story) === manifest.sha256?.story
+      ) {
+        return {
+          turnId: last.turnId,
+          actionId: last.actionId,
+          version: last.version,
+          builtAtVersion: state.version,
+          system: built.system,
+          story: built.story,
+        };
+      }
+    }
+    throw new NotFoundError(
+      `the prompt of turn ${last.turnId} cannot be rebuilt byte for byte from the log (its recorded sha256 does not match a rebuild); its manifest is at GET …/context`,
+    );
+  }
+}
+
+/** The memories a turn used, with their texts as the projection had them then. */
+function usedMemories(state: AdventureState, manifest: ContextManifest): RetrievedMemories | null {
+  if (!Array.isArray(manifest.memories)) return null;
+  return {
+    used: manifest.memories.map((used) => ({
+      ...used,
+      text: findMemory(state, used.id)?.text ?? '',
+    })),
+    ...(manifest.memoryError ? { error: manifest.memoryError } : {}),
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }
