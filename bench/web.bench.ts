@@ -26,7 +26,10 @@ const TARGET_LONG_TASK_MS = 200;
 // time just after that frame was painted (a message posted from requestAnimationFrame runs
 // after the frame). Long tasks are recorded from the start.
 const INSTRUMENT = `
-  window.__bench = { paints: [], longTasks: [] };
+  window.__bench = { paints: [], longTasks: [], layoutShift: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__bench.layoutShift += entry.value;
+  }).observe({ type: 'layout-shift', buffered: true });
   new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) window.__bench.longTasks.push(entry.duration);
   }).observe({ type: 'longtask', buffered: true });
@@ -95,7 +98,7 @@ export default async function webBench(): Promise<string> {
       const jsGzipBytes = (await Promise.all(scripts)).reduce((a, b) => a + b, 0);
 
       // Streamed turns.
-      await page.goto(`${system.apiUrl}/adventures/${created.id}`);
+      await page.goto(`${system.apiUrl}/?adventure=${created.id}`);
       const action = page.getByRole('textbox', { name: 'Action', exact: true });
       for (let turn = 0; turn < STREAMED_TURNS; turn++) {
         await action.fill(`look around ${turn}`);
@@ -104,6 +107,7 @@ export default async function webBench(): Promise<string> {
         await page.locator('.live').waitFor({ state: 'detached', timeout: 30_000 });
       }
       const paints = (await page.evaluate('window.__bench.paints')) as number[];
+      const layoutShift = (await page.evaluate('window.__bench.layoutShift')) as number;
 
       // The long adventure, opened in a fresh page.
       const history = playedAdventure(LONG_TURNS, 400);
@@ -119,12 +123,12 @@ export default async function webBench(): Promise<string> {
       const long = await browser.context.newPage();
       await long.addInitScript(INSTRUMENT);
       const opened = Date.now();
-      await long.goto(`${system.apiUrl}/adventures/${longId}`);
+      await long.goto(`${system.apiUrl}/?adventure=${longId}`);
       await long.getByRole('textbox', { name: 'Action', exact: true }).waitFor();
       await long.locator('.story .entry').first().waitFor();
       const openMs = Date.now() - opened;
       const total = (await long.evaluate(
-        "fetch(location.pathname.replace('/adventures/', '/v1/adventures/'), { headers: { authorization: 'Bearer ' + localStorage.getItem('chronicle.apiKey') } }).then((r) => r.json()).then((v) => v.total)",
+        "fetch('/v1/adventures/' + new URLSearchParams(location.search).get('adventure'), { headers: { authorization: 'Bearer ' + localStorage.getItem('chronicle.apiKey') } }).then((r) => r.json()).then((v) => v.total)",
       )) as number;
       let pages = 0;
       for (let i = 0; i < 5; i++) {
@@ -152,6 +156,7 @@ export default async function webBench(): Promise<string> {
         '|---|---|---|---|',
         `| first load of \`/\`: JavaScript gzipped | ${(jsGzipBytes / 1024).toFixed(1)} KB | ≤ ${TARGET_JS_KB} KB | ${verdict(jsGzipBytes <= TARGET_JS_KB * 1024)} |`,
         `| streamed chunk on screen after it reached the page (${paints.length} chunks) | p50 ${paint.p50.toFixed(1)} ms, p99 ${paint.p99.toFixed(1)} ms, max ${paint.max.toFixed(1)} ms | ≤ ${TARGET_PAINT_MS} ms | ${verdict(paint.max <= TARGET_PAINT_MS)} |`,
+        `| layout shift over the ${STREAMED_TURNS} streamed turns (cumulative layout shift, the story scrolled to its end) | ${layoutShift.toFixed(3)} | ≤ 0.1 ("good") | ${verdict(layoutShift <= 0.1)} |`,
         `| ${total.toLocaleString('en')}-action adventure: opened (${openMs} ms to the story), scrolled, ${pages} earlier pages loaded (${shown} actions on the page) | longest task ${longest.toFixed(0)} ms (${longTasks.length} tasks over 50 ms) | none over ${TARGET_LONG_TASK_MS} ms | ${verdict(longest <= TARGET_LONG_TASK_MS)} |`,
       ].join('\n');
     });

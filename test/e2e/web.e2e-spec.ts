@@ -100,8 +100,8 @@ it('signs in with an API key, and out', async () => {
   await page.getByText('No adventures yet').waitFor();
 });
 
-it('serves the client with a strict CSP, long-cached hashed assets and index.html for its routes', async () => {
-  const index = await fetch(`${system.apiUrl}/adventures/some-id`, {
+it('serves the client with a strict CSP, long-cached hashed assets, and keeps the API paths', async () => {
+  const index = await fetch(`${system.apiUrl}/?adventure=some-id`, {
     headers: { accept: 'text/html' },
   });
   expect(index.status).toBe(200);
@@ -131,7 +131,7 @@ it('creates an adventure from a scenario, its placeholders asked as fields', asy
   await page.screenshot({ path: join(SHOTS, 'new-adventure-desktop.png'), fullPage: true });
   await button('Create').click();
   await story().getByText('You are Ada, the keeper of the lighthouse at Hollowmere.').waitFor();
-  expect(page.url()).toMatch(/\/adventures\/[0-9a-f-]{36}$/);
+  expect(page.url()).toMatch(/\/\?adventure=[0-9a-f-]{36}$/);
 });
 
 it('does, says, writes story and continues, the narration seen streaming in', async () => {

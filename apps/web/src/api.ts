@@ -108,6 +108,22 @@ export const api = {
   del: <T>(path: string) => request<T>('DELETE', path),
 };
 
+/** Downloads the adventure's event log as the API's NDJSON export. */
+export async function exportAdventure(a: { id: string; title: string }): Promise<void> {
+  const response = await fetch(`/v1/adventures/${encodeURIComponent(a.id)}/export`, {
+    headers: authHeaders(),
+  });
+  if (!response.ok) throw new Error(`export failed: ${response.status}`);
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = `${(a.title || 'adventure').replace(/[^\w.-]+/g, '-')}-${a.id.slice(0, 8)}.ndjson`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
 export function newId(): string {
   return crypto.randomUUID();
 }

@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import {
   api,
-  authHeaders,
   describeError,
+  exportAdventure,
   request,
   storeKey,
   storedKey,
@@ -12,7 +12,7 @@ import {
 } from './api';
 import { NewAdventure } from './new-adventure';
 import { Play } from './play';
-import { navigate, usePath } from './router';
+import { adventureHref, navigate, useAdventureRoute } from './router';
 
 export function App() {
   const [key, setKey] = useState<string | null>(() => {
@@ -21,7 +21,7 @@ export function App() {
     return storedKey();
   });
   const [notice, setNotice] = useState<string | null>(null);
-  const path = usePath();
+  const adventure = useAdventureRoute();
 
   useEffect(() => {
     // The sign-in link opened in a tab that already shows the client changes only the fragment.
@@ -61,7 +61,6 @@ export function App() {
       />
     );
   }
-  const adventure = /^\/adventures\/([^/]+)$/.exec(path);
   return (
     <div class="shell">
       <header class="topbar">
@@ -85,11 +84,7 @@ export function App() {
         </nav>
       </header>
       <main class="content">
-        {adventure ? (
-          <Play key={adventure[1]} id={decodeURIComponent(adventure[1])} />
-        ) : (
-          <Adventures />
-        )}
+        {adventure ? <Play key={adventure} id={adventure} /> : <Adventures />}
       </main>
     </div>
   );
@@ -192,7 +187,7 @@ function Adventures() {
     return (
       <NewAdventure
         onCancel={() => setCreating(false)}
-        onCreated={(id) => navigate(`/adventures/${encodeURIComponent(id)}`)}
+        onCreated={(id) => navigate(adventureHref(id))}
       />
     );
   }
@@ -233,10 +228,10 @@ function Adventures() {
           {list.map((a) => (
             <li key={a.id} class="list-item">
               <a
-                href={`/adventures/${encodeURIComponent(a.id)}`}
+                href={adventureHref(a.id)}
                 onClick={(e) => {
                   e.preventDefault();
-                  navigate(`/adventures/${encodeURIComponent(a.id)}`);
+                  navigate(adventureHref(a.id));
                 }}
               >
                 {a.title || 'Untitled'}
@@ -256,20 +251,4 @@ function Adventures() {
       )}
     </section>
   );
-}
-
-/** Downloads the adventure's event log as the API's NDJSON export. */
-export async function exportAdventure(a: { id: string; title: string }): Promise<void> {
-  const response = await fetch(`/v1/adventures/${encodeURIComponent(a.id)}/export`, {
-    headers: authHeaders(),
-  });
-  if (!response.ok) throw new Error(`export failed: ${response.status}`);
-  const url = URL.createObjectURL(await response.blob());
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = `${(a.title || 'adventure').replace(/[^\w.-]+/g, '-')}-${a.id.slice(0, 8)}.ndjson`;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }

@@ -4,12 +4,12 @@ import {
   authHeaders,
   describeError,
   errorFrom,
+  exportAdventure,
   newId,
   type ActionView,
   type AdventureView,
   type TurnStarted,
 } from './api';
-import { exportAdventure } from './app';
 import { Inspect } from './inspect';
 import { followStream } from './sse';
 
@@ -326,9 +326,6 @@ export function Play(props: { id: string }) {
                 <span class="entry-text">{turn.text}</span>
                 <span class="cursor" aria-hidden="true" />
               </p>
-              <p class="muted small" role="status">
-                {turn.reconnecting ? 'Connection lost; reconnecting…' : 'The narrator is writing…'}
-              </p>
             </div>
           )}
           <div ref={storyEnd} />
@@ -417,6 +414,11 @@ export function Play(props: { id: string }) {
             >
               Redo
             </button>
+            {turn && (
+              <span class="muted small" role="status">
+                {turn.reconnecting ? 'Connection lost; reconnecting…' : 'The narrator is writing…'}
+              </span>
+            )}
             {turn && (
               <button
                 type="button"

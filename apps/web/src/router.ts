@@ -1,20 +1,28 @@
 import { useEffect, useState } from 'preact/hooks';
 
-// Two screens have addresses of their own (the list, and an adventure), so a reload or a
-// shared link opens the same screen. The API answers any other path with index.html.
+// Two screens have addresses of their own — the list (`/`) and an adventure
+// (`/?adventure=<id>`) — so a reload or a shared link opens the same screen. The adventure is
+// in the query, not the path: every address of the client is `/`, one of the few paths the API
+// serves without a key.
 
-export function navigate(path: string): void {
-  if (location.pathname === path) return;
-  history.pushState(null, '', path);
+export function adventureHref(id: string): string {
+  return `/?adventure=${encodeURIComponent(id)}`;
+}
+
+export function navigate(href: string): void {
+  if (location.pathname + location.search === href) return;
+  history.pushState(null, '', href);
   dispatchEvent(new PopStateEvent('popstate'));
 }
 
-export function usePath(): string {
-  const [path, setPath] = useState(location.pathname);
+/** The adventure the address names, or null on the list. */
+export function useAdventureRoute(): string | null {
+  const read = () => new URLSearchParams(location.search).get('adventure');
+  const [id, setId] = useState(read);
   useEffect(() => {
-    const update = () => setPath(location.pathname);
+    const update = () => setId(read());
     addEventListener('popstate', update);
     return () => removeEventListener('popstate', update);
   }, []);
-  return path;
+  return id;
 }

@@ -6,9 +6,9 @@ import { static as serveStatic } from 'express';
 
 // The web client (apps/web) is static files that `npm run build` writes to dist/web. The API
 // serves them at `/` so a player needs nothing but the API's address. Only paths that are not
-// the API's own reach this module: /v1, /docs and /health keep their handlers, and any other GET
-// that asks for HTML is the client's own route (a reload on /adventures/…), answered with
-// index.html.
+// the API's own reach this module: /v1, /docs and /health keep their handlers. The client's own
+// addresses are all `/` (an adventure is `/?adventure=<id>`); any other GET that asks for HTML
+// is answered with index.html too, so a client route added later needs no change here.
 
 /** Paths the API answers itself; never the client's. */
 const API_PATHS = /^\/(v1|docs|health)(\/|$)/;
