@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { findMemory, NotFoundError, type AdventureState } from '@chronicle/adventure';
+import { DailyTokenBudget } from '@chronicle/accounts';
+import {
+  findMemory,
+  NotFoundError,
+  type AdventureState,
+  type ModelCallUsage,
+} from '@chronicle/adventure';
 import {
   AdventureRepository,
   buildTurnContext,
@@ -11,11 +17,14 @@ import type { RetrievedMemories } from '@chronicle/context';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
+import { requestMetadata } from '../http/request-actor';
 
 /**
  * The context the next turn would send, built by the same function the context worker runs
- * (libs/adventure-store's `buildTurnContext`), without calling a model or appending anything;
- * and the exact prompt of the last turn, rebuilt the same way from the log.
+ * (libs/adventure-store's `buildTurnContext`), without calling the narrator. Retrieval embeds
+ * the story's tail with the real embedder, so that call is paid for like a turn's: recorded as
+ * ModelUsageRecorded and counted toward the daily budget (the route is held to the turn limit).
+ * And the exact prompt of the last turn, rebuilt the same way from the log (no model call).
  */
 @Injectable()
 export class ContextPreviewUseCase {
@@ -23,14 +32,17 @@ export class ContextPreviewUseCase {
     private readonly adventures: AdventureRepository,
     private readonly memories: MemoryRetrievalService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly budget: DailyTokenBudget,
   ) {}
 
   async preview(adventureId: string) {
     const state = await this.adventures.get(adventureId);
     // The same retrieval as a turn's; only a real turn records which memories it used.
+    const memories = await this.memories.retrieve(state);
+    if (memories?.usage) await this.recordUsage(state, memories.usage);
     const built = await buildTurnContext(this.adventures, state, {
       defaultModel: this.config.modelName,
-      memories: await this.memories.retrieve(state),
+      memories,
     });
     return {
       version: state.version,
@@ -84,6 +96,16 @@ export class ContextPreviewUseCase {
     throw new NotFoundError(
       `the prompt of turn ${last.turnId} cannot be rebuilt byte for byte from the log (its recorded sha256 does not match a rebuild); its manifest is at GET …/context`,
     );
+  }
+
+  private async recordUsage(state: AdventureState, usage: ModelCallUsage): Promise<void> {
+    if (state.id === null || usage.promptTokens + usage.completionTokens <= 0) return;
+    await this.adventures.handleWith(state.id, requestMetadata(), () => ({
+      events: [{ type: 'ModelUsageRecorded', data: { purpose: 'retrieval', usage } }],
+    }));
+    if (state.ownerId) {
+      await this.budget.recordSpend(state.ownerId, usage, new Date()).catch(() => undefined);
+    }
   }
 }
 
