@@ -117,6 +117,11 @@ it('serves the client with a strict CSP, long-cached hashed assets, and keeps th
   expect(
     (await fetch(`${system.apiUrl}/v1/nope`, { headers: { accept: 'text/html' } })).status,
   ).not.toBe(200);
+  // Only the built files are the client's: any other path is the API's to answer.
+  const other = await fetch(`${system.apiUrl}/adventures/x`, {
+    headers: { accept: 'text/html', authorization: `Bearer ${system.apiKey}` },
+  });
+  expect(other.status).toBe(404);
 });
 
 it('creates an adventure from a scenario, its placeholders asked as fields', async () => {
