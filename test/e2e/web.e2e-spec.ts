@@ -11,7 +11,7 @@ import { narration, type ScriptedReply } from './support/scripted-narrator';
 jest.setTimeout(120_000);
 
 const SHOTS = join(__dirname, '..', '..', 'docs', 'screenshots');
-const CHUNK_DELAY_MS = 60;
+const CHUNK_DELAY_MS = 120;
 // Page-side expressions as strings: this file is type-checked without the DOM's types.
 const STORED_KEY = "localStorage.getItem('chronicle.apiKey')";
 const PAGE_WIDTH = 'document.documentElement.scrollWidth';
@@ -22,7 +22,7 @@ let page: Page;
 let take = 0;
 const replies: ScriptedReply[] = [];
 
-/** Each narration is six chunks 60 ms apart: slow enough to watch it stream. */
+/** Each narration is six chunks 120 ms apart: slow enough to watch it stream, even on a busy machine. */
 function slowReply() {
   const reply = narration(++take);
   replies.push(reply);
