@@ -34,6 +34,7 @@ export interface AppConfig {
   rateLimitWindowSeconds: number;
   dailyTokenBudget: number;
   devKeyOnStart: DevKeyOnStart;
+  logFormat: LogFormat;
   rateLimitReadsPerMinute: number;
   sseMaxPerKey: number;
   sseMaxConnections: number;
@@ -53,6 +54,12 @@ export const ADMIN_API_KEY_MIN_LENGTH = 32;
 export function allowedModels(config: Pick<AppConfig, 'modelAllowed' | 'modelName'>): string[] {
   return config.modelAllowed.length > 0 ? config.modelAllowed : [config.modelName];
 }
+
+/**
+ * How `npm start` shows its processes' logs. auto: a short human banner unless
+ * NODE_ENV=production. The apps themselves always write JSON lines.
+ */
+export type LogFormat = 'auto' | 'json' | 'human';
 
 /** auto: a development key on the first start unless NODE_ENV=production. */
 export type DevKeyOnStart = 'auto' | 'true' | 'false';
@@ -311,6 +318,17 @@ export const CONFIG_VARIABLES = [
     (raw) => {
       if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
         throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
+  v(
+    'LOG_FORMAT',
+    'logFormat',
+    'auto',
+    '`npm start` output: auto (a short human banner with the URL, the docs and a sign-in link, and warnings and errors as lines, unless NODE_ENV=production), json (every JSON log line) or human.',
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'json' && raw !== 'human')
+        throw new InvalidValue('must be auto, json or human');
       return raw;
     },
   ),
