@@ -280,12 +280,19 @@ interface StableBlocks {
   before: number;
 }
 
-function stableBlocks(input: ContextInput, window: readonly WindowAction[], separatorTokens: number) {
+function stableBlocks(
+  input: ContextInput,
+  window: readonly WindowAction[],
+  separatorTokens: number,
+) {
   if (historyModeOf(input) !== 'stable' || input.storyTokens === undefined) return null;
   const costs = window.map((action) => action.tokens + separatorTokens);
   const inWindow = costs.reduce((sum, cost) => sum + cost, 0);
   return {
-    blockTokens: stableBlockTokens(input.settings.contextTokenBudget),
+    blockTokens: stableBlockTokens(
+      input.settings.contextTokenBudget,
+      input.settings.historyBlockShare,
+    ),
     costs,
     before: Math.max(0, input.storyTokens - inWindow),
   } satisfies StableBlocks;
@@ -520,7 +527,9 @@ function cacheReport(parts: {
     for (let i = 0; i < historyStart; i++) offset += blocks.costs[i];
     let chars = 0;
     for (let i = historyStart, k = 0; i < window.length; i++, k++) {
-      const previousBlock = Math.floor((offset - (i > 0 ? blocks.costs[i - 1] : 0)) / blocks.blockTokens);
+      const previousBlock = Math.floor(
+        (offset - (i > 0 ? blocks.costs[i - 1] : 0)) / blocks.blockTokens,
+      );
       if (k > 0 && Math.floor(offset / blocks.blockTokens) > previousBlock) breakpoint = chars;
       chars += included[k].text.length + SEPARATOR.length;
       offset += blocks.costs[i];

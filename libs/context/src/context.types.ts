@@ -41,6 +41,11 @@ export interface ContextSettings {
    * window, whose first action moves on every turn once the story outgrows the budget.
    */
   historyMode?: HistoryMode;
+  /**
+   * `stable`'s block size as a share of `contextTokenBudget` (default `STABLE_BLOCK_SHARE`). Not
+   * an adventure setting: the benchmark sweeps it to show why the default was chosen.
+   */
+  historyBlockShare?: number;
 }
 
 export interface Persona {

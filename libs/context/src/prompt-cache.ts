@@ -9,7 +9,9 @@ export const PROMPT_CACHE_STEP_TOKENS = 128;
 /** The tokens a prefix cache serves when `sharedPrefixTokens` match an earlier request. */
 export function cacheableTokens(sharedPrefixTokens: number): number {
   if (sharedPrefixTokens < PROMPT_CACHE_MIN_TOKENS) return 0;
-  const steps = Math.floor((sharedPrefixTokens - PROMPT_CACHE_MIN_TOKENS) / PROMPT_CACHE_STEP_TOKENS);
+  const steps = Math.floor(
+    (sharedPrefixTokens - PROMPT_CACHE_MIN_TOKENS) / PROMPT_CACHE_STEP_TOKENS,
+  );
   return PROMPT_CACHE_MIN_TOKENS + steps * PROMPT_CACHE_STEP_TOKENS;
 }
 
