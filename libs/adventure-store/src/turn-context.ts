@@ -11,6 +11,8 @@ import {
 } from '@chronicle/adventure';
 import {
   assembleContext,
+  SEPARATOR,
+  tokenizer,
   type BuiltContext,
   type ContextHead,
   type ReadOlder,
@@ -47,6 +49,7 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
       maxOutputTokens: settings.maxOutputTokens,
       contextTokenBudget: settings.contextTokenBudget,
       encoding: settings.encoding,
+      historyMode: settings.historyMode,
     },
     persona: fields.persona,
     plotEssentials: fields.plotEssentials,
@@ -67,9 +70,21 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     narrativeState: narrativeForTurn(state),
     scriptMemory: null,
     totalActions: storyActionCount(state),
+    storyTokens: storyTokens(state),
     memories: options.memories ?? null,
     excludeActionId: excludedActionId(state),
   };
+}
+
+/**
+ * Every story action's tokens plus a separator, from the story's start: where the window's
+ * actions lie, for the `stable` history's block starts. From the path's cached counts.
+ */
+export function storyTokens(state: AdventureState): number {
+  const separator = tokenizer(state.settings.encoding).countCached(SEPARATOR);
+  let total = 0;
+  for (const entry of storyPath(state)) total += entry.tokens + separator;
+  return total;
 }
 
 export interface ActionTextReader {
