@@ -172,6 +172,7 @@ export class UpdateMemoryUseCase {
     const result = await this.model.complete({
       ...prompt,
       model: this.modelName(state),
+      cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: BACKGROUND_MAX_TOKENS,
       purpose: 'memory',
@@ -230,6 +231,7 @@ export class UpdateMemoryUseCase {
     const result = await this.model.complete({
       ...prompt,
       model: this.modelName(state),
+      cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: SUMMARY_MAX_TOKENS,
       purpose: 'summary',
@@ -318,6 +320,7 @@ export class UpdateMemoryUseCase {
         result = await this.model.complete({
           ...prompt,
           model: this.modelName(state),
+          cacheKey: state.id ?? undefined,
           temperature: BACKGROUND_TEMPERATURE,
           maxTokens: SUMMARY_MAX_TOKENS,
           purpose: 'summary',

@@ -16,6 +16,8 @@ export interface AppConfig {
   modelApiKey: string | undefined;
   modelName: string;
   modelTimeoutMs: number;
+  modelPromptCacheKey: 'auto' | 'true' | 'false';
+  modelCacheControl: boolean;
   embeddingModel: string;
   narrateAttempts: number;
   narrateConcurrency: number;
@@ -151,6 +153,27 @@ export const CONFIG_VARIABLES = [
     '120000',
     'Per-request timeout for model calls.',
     int(1000, 600000),
+  ),
+  v(
+    'MODEL_PROMPT_CACHE_KEY',
+    'modelPromptCacheKey',
+    'auto',
+    "Send each model call's adventure id as OpenAI's `prompt_cache_key`, so an adventure's turns reach the same prompt cache: auto (only when MODEL_BASE_URL is api.openai.com), true or false.",
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
+        throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
+  v(
+    'MODEL_CACHE_CONTROL',
+    'modelCacheControl',
+    'false',
+    "Mark explicit prompt-cache breakpoints (`cache_control`, as Anthropic models through OpenRouter want them) at the end of the system block and at the history's newest block start: true or false.",
+    (raw) => {
+      if (raw !== 'true' && raw !== 'false') throw new InvalidValue('must be true or false');
+      return raw === 'true';
+    },
   ),
   v(
     'EMBEDDING_MODEL',
