@@ -82,16 +82,25 @@ interface Prepared {
   budget: ContextBudget;
 }
 
-// BPE pre-tokenization glues newlines onto a trailing run of punctuation: "end.\n\n" is two
-// tokens, not three. So the cost of a separator depends on the text before it. Only the report's
-// counts use this (the budget keeps the seed's flat tokens-plus-separator cost); it is what keeps
-// a sum of cached parts within a fraction of a percent of encoding the joined text.
-const TRAILING_PUNCTUATION = / ?[^\s\p{L}\p{N}]+$/u;
+// BPE pre-tokenization glues the separator onto the runs of punctuation and whitespace around
+// it: "end.\n\n" is two tokens, not three, and " \n" + "\n\n" + "\nNext" has one token of
+// whitespace where the parts alone have three. So a separator's cost depends on the texts on
+// both sides. Only the report's counts and the card trigger's cut use this (the budget keeps
+// the seed's flat tokens-plus-separator cost); it is what keeps a sum of cached parts equal to
+// encoding the joined text, and the trigger's cut where the seed's encode puts it.
+//
+// The cost is measured on the edges alone: the run of non-letters and non-digits that ends the
+// text before (with one character ahead of it) and the one that starts the text after (with one
+// character after it), since a pre-token never reaches past a letter or digit run into them.
+const EDGE_CHARS = 64;
+const TRAILING_EDGE = /.?[^\p{L}\p{N}]*$/su;
+const LEADING_EDGE = /^[^\p{L}\p{N}]*.?/su;
 
-function joinTokens(tok: Tokenizer, before: string, separator: string): number {
-  const run = TRAILING_PUNCTUATION.exec(before.slice(-16));
-  if (!run) return tok.countCached(separator);
-  return tok.countCached(run[0] + separator) - tok.countCached(run[0]);
+function joinTokens(tok: Tokenizer, before: string, separator: string, after = ''): number {
+  const tail = TRAILING_EDGE.exec(before.slice(-EDGE_CHARS))?.[0] ?? '';
+  const head = LEADING_EDGE.exec(after.slice(0, EDGE_CHARS))?.[0] ?? '';
+  if (tail === '' && head === '') return tok.countCached(separator);
+  return tok.countCached(tail + separator + head) - tok.countCached(tail) - tok.countCached(head);
 }
 
 /** Tokens of `parts` joined by `separator`, from the parts' own (cached) counts. */
@@ -103,7 +112,7 @@ function joinedTokens(
   let total = 0;
   for (let i = 0; i < parts.length; i++) {
     total += parts[i].tokens;
-    if (i > 0) total += joinTokens(tok, parts[i - 1].text, separator);
+    if (i > 0) total += joinTokens(tok, parts[i - 1].text, separator, parts[i].text);
   }
   return total;
 }
@@ -257,7 +266,8 @@ function triggerText(window: readonly WindowAction[], available: number, tok: To
   let remaining = available;
   for (let i = window.length - 1; i >= 0; i--) {
     const action = window[i];
-    const separator = parts.length > 0 ? joinTokens(tok, action.text, SEPARATOR) : 0;
+    const separator =
+      parts.length > 0 ? joinTokens(tok, action.text, SEPARATOR, window[i + 1].text) : 0;
     if (action.tokens + separator <= remaining) {
       parts.push(action.text);
       remaining -= action.tokens + separator;
