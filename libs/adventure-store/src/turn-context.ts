@@ -6,11 +6,15 @@ import {
   storyActionCount,
   storyPath,
   storySummary,
+  storyTail,
   type AdventureState,
   type PathEntry,
 } from '@chronicle/adventure';
 import {
   assembleContext,
+  CARD_BUDGET_SHARE,
+  contextBudget,
+  NPC_WINDOW,
   SEPARATOR,
   tokenizer,
   type BuiltContext,
@@ -85,6 +89,33 @@ export function storyTokens(state: AdventureState): number {
   let total = 0;
   for (const entry of storyPath(state)) total += entry.tokens + separator;
   return total;
+}
+
+/** Tokens a retrieved memory may take in the prompt, for the floor below (~50 words, a margin). */
+const RETRIEVED_MEMORY_ALLOWANCE = 120;
+
+/**
+ * The least the next prompt's history may use: its budget once the lore has taken its most
+ * and the retrieved memories their allowance (the memory worker does not retrieve). The memory
+ * worker keeps the summary current against a `stable` window sized by it.
+ */
+export function historyBudgetFloor(state: AdventureState): number {
+  const head = turnContextHead(state, { defaultModel: '' });
+  const recent = storyTail(state, NPC_WINDOW).map((entry): WindowAction => {
+    const node = nodeOf(state, entry.id);
+    return {
+      id: entry.id,
+      type: entry.type,
+      text: '',
+      tokens: entry.tokens,
+      ...(entry.type === 'ai' && node?.rejected.length ? { rejections: node.rejected } : {}),
+    };
+  });
+  const memories = state.settings.memoryBankEnabled
+    ? state.settings.memoryTopK * RETRIEVED_MEMORY_ALLOWANCE
+    : 0;
+  const { available } = contextBudget(head, recent);
+  return Math.max(0, Math.floor((available - memories) * (1 - CARD_BUDGET_SHARE)));
 }
 
 export interface ActionTextReader {

@@ -12,6 +12,7 @@ import {
 } from '@chronicle/adventure';
 import {
   deterministicEventId,
+  historyBudgetFloor,
   type AdventureRepository,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
@@ -119,7 +120,7 @@ export class UpdateMemoryUseCase {
       }
     }
     if (autoSummarize) {
-      const plan = summaryPlan(state);
+      const plan = summaryPlan(state, { historyBudget: historyBudgetFloor(state) });
       if (plan) {
         try {
           const written = await this.writeSummary(input.adventureId, state, plan, meta);
@@ -247,7 +248,7 @@ export class UpdateMemoryUseCase {
       plan.current?.text ?? '',
     );
     const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const due = summaryPlan(current);
+      const due = summaryPlan(current, { historyBudget: historyBudgetFloor(current) });
       if (
         !due ||
         due.anchorActionId !== plan.anchorActionId ||
