@@ -7,8 +7,17 @@ import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronic
 import type { NextFunction, Request, Response } from 'express';
 import { json, text } from 'express';
 import { ApiModule } from './api.module';
+import { AccessGuard } from './auth/access.guard';
 import { errorBody, ErrorFilter } from './http/error.filter';
 import { correlate } from './http/correlation.middleware';
+import { securityHeaders } from './http/security-headers.middleware';
+import {
+  acceptedContentTypes,
+  BodyTooDeepError,
+  refuseDeepJson,
+  validationErrors,
+} from './http/request-body';
+import { PathParamsPipe } from './http/path-params.pipe';
 
 const MB = 1024 * 1024;
 
@@ -17,7 +26,7 @@ export async function startApi(config: AppConfig, logger: JsonLogger): Promise<I
     logger,
     bodyParser: false,
   });
-  configureHttp(app);
+  configureHttp(app, config);
   app.connectMicroservice(controlPlaneTransport(config.redisUrl), { inheritAppConfig: true });
   await app.startAllMicroservices();
   await app.listen(config.port, config.host);
@@ -25,27 +34,43 @@ export async function startApi(config: AppConfig, logger: JsonLogger): Promise<I
 }
 
 /** Everything HTTP-level, shared by `npm start` and the tests that boot the API in-process. */
-export function configureHttp(app: NestExpressApplication): void {
+export function configureHttp(
+  app: NestExpressApplication,
+  config: Pick<AppConfig, 'trustProxy'>,
+): void {
+  // Before anything touches Express's router (it is made on first use, with these settings): a
+  // route matches only as it is spelled — /V1/… and /v1/…/ are not /v1/… — so what the access
+  // guard read is what the router serves.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
   app.use(correlate);
+  app.use(securityHeaders);
+  // Every request is decided before any body is read: nobody without a key costs a parse.
+  app.use(app.get(AccessGuard, { strict: false }).admit);
+  app.use(acceptedContentTypes);
   // Imports carry a whole event log; every other body is small. The limits
   // are named in LIMITS and documented in the README.
   app.use(
     '/v1/adventures/import',
-    json({ limit: LIMITS.importBodyBytes, reviver: refusePrototypeKeys }),
+    json({ limit: LIMITS.importBodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }),
   );
   app.use(
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
   );
-  app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys }));
+  app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }));
   app.use(bodyErrors);
   app.useGlobalPipes(
+    new PathParamsPipe(),
     new ValidationPipe({
       whitelist: true,
       forbidNonWhitelisted: true,
       forbidUnknownValues: true,
       transform: true,
       stopAtFirstError: false,
+      exceptionFactory: validationErrors,
     }),
   );
   app.useGlobalFilters(new ErrorFilter());
@@ -96,10 +121,30 @@ function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunc
     res.status(400).json(errorBody(400, [error.message]));
     return;
   }
-  if (e?.type === 'entity.parse.failed') {
+  if (error instanceof BodyTooDeepError) {
+    res.status(400).json(errorBody(400, error.message));
+    return;
+  }
+  // The parser's own words (positions, tokens, the runtime's messages) stay out of the answer.
+  if (e?.type === 'entity.parse.failed' || e?.type === 'entity.verify.failed') {
     res
       .status(400)
-      .json(errorBody(400, `Request body is not valid JSON: ${e.message ?? 'parse error'}.`));
+      .json(
+        errorBody(
+          400,
+          'Request body is not valid JSON; send one JSON object with Content-Type: application/json.',
+        ),
+      );
+    return;
+  }
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    res
+      .status(415)
+      .json(errorBody(415, 'Request body must be UTF-8 (Content-Type: application/json).'));
+    return;
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    res.status(e.status).json(errorBody(e.status, 'The request body could not be read.'));
     return;
   }
   next(error);

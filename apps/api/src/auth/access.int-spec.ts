@@ -392,7 +392,7 @@ describe('rate limits and the daily budget', () => {
     const { usage } = (narrated.events[0] as { data: { usage: Usage } }).data;
     await harness.app
       .get(DailyTokenBudget)
-      .recordNarration(user.id, usage.promptTokens + usage.completionTokens, new Date());
+      .recordSpend(user.id, { ...usage, model: 'paid-model' }, new Date());
     const refused = await call('POST', `/v1/adventures/${body.id}/actions`, key, {
       type: 'do',
       text: 'more',

@@ -60,7 +60,7 @@ describe('replay routes (HTTP, Postgres)', () => {
       logger: new JsonLogger('api', 'error'),
       bodyParser: false,
     });
-    configureHttp(app);
+    configureHttp(app, config);
     await app.listen(0, '127.0.0.1');
     baseUrl = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
 
