@@ -168,6 +168,8 @@ export interface ContextManifest {
   memories: { id: string; similarity: number; pinned: boolean }[] | null;
   memoryError: string | null;
   history: BuiltContext['report']['history'];
+  /** The history mode, its fill and the cached share the next request can expect. */
+  cache: BuiltContext['report']['cache'];
   settings: BuiltContext['report']['settings'];
   /** sha256 (hex) of the system and story texts as sent, so an audit can check a rebuild. */
   sha256: { system: string; story: string };
@@ -189,6 +191,7 @@ export function contextManifest(built: BuiltContext): ContextManifest {
       : null,
     memoryError: report.memories?.error ?? null,
     history: report.history,
+    cache: report.cache,
     settings: report.settings,
     sha256: { system: sha256(built.system), story: sha256(built.story) },
   };

@@ -4,6 +4,14 @@
 // declared here, once, with its default and meaning; the README's table and
 // docker-compose.yml are written from this list.
 
+import { readFileSync } from 'node:fs';
+import {
+  DEFAULT_MODEL_PRICES,
+  parseModelPrices,
+  PriceTableError,
+  type ModelPriceTable,
+} from './model-prices';
+
 export interface AppConfig {
   databaseUrl: string;
   databasePoolSize: number;
@@ -18,6 +26,10 @@ export interface AppConfig {
   modelTimeoutMs: number;
   modelPromptCacheKey: 'auto' | 'true' | 'false';
   modelCacheControl: boolean;
+  /** MODEL_PRICES_FILE's table (empty without one); see `modelPriceTable`. */
+  modelPricesFile: ModelPriceTable;
+  /** MODEL_PRICES's table (empty without one); see `modelPriceTable`. */
+  modelPrices: ModelPriceTable;
   embeddingModel: string;
   narrateAttempts: number;
   narrateConcurrency: number;
@@ -103,6 +115,22 @@ const slug = (raw: string): string => {
     throw new InvalidValue('may hold only letters, digits, - and _');
   return raw;
 };
+
+function prices(json: string): ModelPriceTable {
+  try {
+    return parseModelPrices(json);
+  } catch (error) {
+    if (error instanceof PriceTableError) throw new InvalidValue(error.message);
+    throw error;
+  }
+}
+
+/** The price table in force: the built-in one, then MODEL_PRICES_FILE's, then MODEL_PRICES's. */
+export function modelPriceTable(
+  config: Pick<AppConfig, 'modelPricesFile' | 'modelPrices'>,
+): ModelPriceTable {
+  return { ...DEFAULT_MODEL_PRICES, ...config.modelPricesFile, ...config.modelPrices };
+}
 
 // The order here is the order of the README table.
 export const CONFIG_VARIABLES = [
@@ -192,6 +220,29 @@ export const CONFIG_VARIABLES = [
       if (raw !== 'true' && raw !== 'false') throw new InvalidValue('must be true or false');
       return raw === 'true';
     },
+  ),
+  v(
+    'MODEL_PRICES_FILE',
+    'modelPricesFile',
+    '',
+    'Path of a JSON file of model prices, `{"<model>": {"input": 0.15, "cachedInput": 0.075, "output": 0.6}}` in USD per million tokens, that overrides and extends the built-in table for the cost ledger (`GET /v1/usage`). Empty: the built-in table.',
+    (raw) => {
+      if (raw.trim() === '') return {};
+      let text: string;
+      try {
+        text = readFileSync(raw.trim(), 'utf8');
+      } catch {
+        throw new InvalidValue('names a file that cannot be read');
+      }
+      return prices(text);
+    },
+  ),
+  v(
+    'MODEL_PRICES',
+    'modelPrices',
+    '',
+    'Model prices as a JSON value of the same shape, applied over MODEL_PRICES_FILE and the built-in table. Empty: none.',
+    (raw) => (raw.trim() === '' ? {} : prices(raw)),
   ),
   v(
     'EMBEDDING_MODEL',
