@@ -163,6 +163,49 @@ describe('stable history', () => {
   });
 });
 
+describe('the bytes after the history', () => {
+  it('change only with their inputs: a turn that only grows the story repeats them exactly', () => {
+    // Given two turns between which only the story grew, with the same memories retrieved in
+    // another order, the same state built in another insertion order, and the same cards
+    const memories = someMemories(['Pinned fact.', 'The ledger is missing.', 'Mira lied.']);
+    const state = aNarrativeState(3);
+    const reversed = {
+      ...state,
+      entities: Object.fromEntries(Object.entries(state.entities).reverse()),
+    };
+    const common = {
+      storySummary: 'Ada came home.',
+      storyCards: [aCard('m', 'Mira', 'Mira smuggles oil.'), aCard('t', 'Tobias', 'Old Tobias.')],
+      scriptMemory: { frontMemory: 'The wick hisses.' },
+    };
+    const path = story.slice(0, 151);
+    const a = build(path, { ...common, memories, narrativeState: state });
+    const b = build(story.slice(0, 153), {
+      ...common,
+      memories: { used: [...memories.used].reverse() },
+      narrativeState: reversed,
+    });
+    // When the prompts are compared after their histories
+    const tail = (built: BuiltContext) =>
+      built.report.sections
+        .slice(built.report.sections.findIndex((s) => s.label === 'history') + 1)
+        .map((s) => `${s.label}:${s.text}`);
+    // Then every section after the history is byte-identical, in the same order
+    expect(firstIncluded(path, a)).toBe(firstIncluded(story.slice(0, 153), b));
+    expect(tail(b)).toEqual(tail(a));
+    expect(tail(a).map((s) => s.split(':')[0])).toEqual([
+      'authors_note',
+      'story_summary',
+      'world_lore',
+      'used_memories',
+      'narrative_state',
+      'front_memory',
+      'length_hint',
+      'state_reminder',
+    ]);
+  });
+});
+
 describe('stableStart', () => {
   it('takes the oldest block start whose suffix fits, counted from the story start', () => {
     // Given actions of 10 tokens in blocks of 25: blocks start at actions 0, 3 (offset 30), 5 (50)
