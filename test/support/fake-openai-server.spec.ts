@@ -136,7 +136,8 @@ describe('FakeOpenAiServer', () => {
   describe("cached tokens, by OpenAI's prefix rule", () => {
     const usageOf = async (body: Record<string, unknown>) => {
       const response = await post(`${server.baseURL}/chat/completions`, { model: 'm', ...body });
-      return ((await response.json()) as { usage: Record<string, any> }).usage;
+      type Usage = { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+      return ((await response.json()) as { usage: Usage }).usage;
     };
     const chat = (user: string, extra: Record<string, unknown> = {}) => ({
       messages: [
