@@ -93,13 +93,28 @@ interface Prepared {
 // text before (with one character ahead of it) and the one that starts the text after (with one
 // character after it), since a pre-token never reaches past a letter or digit run into them.
 const EDGE_CHARS = 64;
-const TRAILING_EDGE = /.?[^\p{L}\p{N}]*$/su;
-const LEADING_EDGE = /^[^\p{L}\p{N}]*.?/su;
+const WORD_CHAR = /[\p{L}\p{N}]/u;
 
+function isWordChar(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  if (code < 128) {
+    return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+  }
+  return WORD_CHAR.test(text[at]);
+}
+
+/** The separator's tokens between `before` and `after`, as it encodes in the joined text. */
 function joinTokens(tok: Tokenizer, before: string, separator: string, after = ''): number {
-  const tail = TRAILING_EDGE.exec(before.slice(-EDGE_CHARS))?.[0] ?? '';
-  const head = LEADING_EDGE.exec(after.slice(0, EDGE_CHARS))?.[0] ?? '';
-  if (tail === '' && head === '') return tok.countCached(separator);
+  const stop = Math.max(0, before.length - EDGE_CHARS);
+  let tailStart = before.length;
+  while (tailStart > stop && !isWordChar(before, tailStart - 1)) tailStart--;
+  const end = Math.min(after.length, EDGE_CHARS);
+  let headEnd = 0;
+  while (headEnd < end && !isWordChar(after, headEnd)) headEnd++;
+  // Word characters on both sides: the separator is its own pre-token.
+  if (tailStart === before.length && headEnd === 0) return tok.countCached(separator);
+  const tail = before.slice(Math.max(0, tailStart - 1));
+  const head = after.slice(0, headEnd + 1);
   return tok.countCached(tail + separator + head) - tok.countCached(tail) - tok.countCached(head);
 }
 
