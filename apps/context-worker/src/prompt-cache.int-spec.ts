@@ -1,4 +1,5 @@
 import type { NarratedData } from '@chronicle/adventure';
+import { buildTurnContext, contextManifest } from '@chronicle/adventure-store';
 import {
   startFakeOpenAiServer,
   type FakeOpenAiServer,
@@ -32,6 +33,8 @@ afterAll(async () => {
   await harness?.close();
   await fake?.close();
 });
+
+beforeEach(() => fake.clear());
 
 const OPENING =
   `You stand on the harbor wall at dusk. ${'The lamp above has gone dark. '.repeat(170)}`.trim();
@@ -74,5 +77,34 @@ describe('prompt caching through the context worker', () => {
     expect(second.contextManifest).toMatchObject({
       cache: { historyMode: 'stable', blockTokens: 512, blockAligned: true },
     });
+  });
+
+  it('rebuilds every prompt of a replay byte for byte from the log alone, across moves of the start', async () => {
+    // Given a stable adventure played past its budget, so its window's start moved
+    fake.setDefaultReply({
+      text: `The tide climbs the black rocks. ${'The lamp turns slowly overhead. '.repeat(40)}`,
+    });
+    const adventureId = await createAdventure(harness, {
+      settings: { model: 'fake-model', contextTokenBudget: 2048, historyMode: 'stable' },
+    });
+    for (let step = 1; step <= 10; step++) await turn(adventureId, `walk on, step ${step}`);
+    fake.setDefaultReply(undefined);
+
+    // When each narrated turn's prompt is rebuilt from the projection at its player's action
+    const events = await readEvents(harness, adventureId);
+    const narrated = events.filter((e) => e.type === 'Narrated');
+    const starts = new Set<number>();
+    for (const event of narrated) {
+      const data = event.data as NarratedData;
+      const before = await harness.adventures.loadAt(adventureId, event.version - 1);
+      const rebuilt = contextManifest(
+        await buildTurnContext(harness.adventures, before, { defaultModel: 'fake-model' }),
+      );
+      // Then it hashes to the prompt that was sent, with no event beyond the story's own
+      expect(rebuilt.sha256).toEqual((data.contextManifest as { sha256: unknown }).sha256);
+      starts.add(rebuilt.history.total - rebuilt.history.included);
+    }
+    expect(narrated).toHaveLength(10);
+    expect(starts.size).toBeGreaterThan(2);
   });
 });
