@@ -50,8 +50,7 @@ const TARGET_P50_MS = 15;
 const TARGET_P99_MS = 60;
 const TARGET_TURNS_PER_SECOND = 100;
 
-// ADMIN_API_KEY must be at least 32 characters.
-const ADMIN_KEY = 'bench-admin-key-not-secret-0123456789';
+const ADMIN_KEY = 'bench-admin-key-not-secret-32-characters';
 
 /** The bench plays faster than any player: the per-key limits must not be what is measured. */
 const BENCH_ENV: Record<string, string> = {

@@ -1,11 +1,16 @@
 import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LIMITS } from '@chronicle/adventure';
 import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
-import { json, text } from 'express';
+import express, { json, text } from 'express';
+
+interface Router {
+  caseSensitive?: boolean;
+  strict?: boolean;
+}
 import { ApiModule } from './api.module';
 import { AccessGuard } from './auth/access.guard';
 import { errorBody, ErrorFilter } from './http/error.filter';
@@ -22,10 +27,11 @@ import { PathParamsPipe } from './http/path-params.pipe';
 const MB = 1024 * 1024;
 
 export async function startApi(config: AppConfig, logger: JsonLogger): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
-    logger,
-    bodyParser: false,
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    ApiModule.forRoot(config),
+    apiHttpAdapter(),
+    { logger, bodyParser: false },
+  );
   configureHttp(app, config);
   app.connectMicroservice(controlPlaneTransport(config.redisUrl), { inheritAppConfig: true });
   await app.startAllMicroservices();
@@ -33,16 +39,29 @@ export async function startApi(config: AppConfig, logger: JsonLogger): Promise<I
   return app;
 }
 
+/**
+ * The Express instance the API runs on. Its router is made when the adapter is (and takes the
+ * settings in effect then), so a route matches only as it is spelled — /V1/… and /v1/…/ are not
+ * /v1/… — which makes what the access guard read what the router serves.
+ */
+export function apiHttpAdapter(): ExpressAdapter {
+  const instance = express();
+  instance.set('case sensitive routing', true);
+  instance.set('strict routing', true);
+  instance.disable('x-powered-by');
+  return new ExpressAdapter(instance);
+}
+
 /** Everything HTTP-level, shared by `npm start` and the tests that boot the API in-process. */
 export function configureHttp(
   app: NestExpressApplication,
   config: Pick<AppConfig, 'trustProxy'>,
 ): void {
-  // Before anything touches Express's router (it is made on first use, with these settings): a
-  // route matches only as it is spelled — /V1/… and /v1/…/ are not /v1/… — so what the access
-  // guard read is what the router serves.
-  app.set('case sensitive routing', true);
-  app.set('strict routing', true);
+  const router = (app.getHttpAdapter().getInstance() as { router?: Router }).router;
+  if (!router?.caseSensitive || !router.strict) {
+    // Fail closed: a lenient router serves spellings the guard was not asked about.
+    throw new Error('the API must be created on apiHttpAdapter() (case-sensitive, strict routing)');
+  }
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.use(correlate);
@@ -52,10 +71,6 @@ export function configureHttp(
   app.use(acceptedContentTypes);
   // Imports carry a whole event log; every other body is small. The limits
   // are named in LIMITS and documented in the README.
-  app.use(
-    '/v1/adventures/import',
-    json({ limit: LIMITS.importBodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }),
-  );
   app.use(
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),

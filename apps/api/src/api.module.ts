@@ -41,7 +41,7 @@ export class ApiModule {
         }),
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
-        ReplayModule,
+        ReplayModule.forRoot(config),
       ],
       controllers: [
         HealthController,

@@ -1,6 +1,11 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { LIMITS, LimitExceededError, NotFoundError } from '@chronicle/adventure';
+import {
+  InvalidCommandError,
+  LIMITS,
+  LimitExceededError,
+  NotFoundError,
+} from '@chronicle/adventure';
 import {
   AccountsRepository,
   AdventureOwners,
@@ -13,6 +18,7 @@ import {
 import type { AppConfig } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
 import { answerFor, errorBody } from '../http/error.filter';
+import { isUuid } from '../http/path-params.pipe';
 import { AUTH_CONFIG } from './auth.config';
 import { isAdminPath, isOpenRequest } from './open-paths';
 import { attachRequestUser, requestUserOf, type RequestUser } from './request-user';
@@ -158,6 +164,11 @@ export class AccessGuard implements CanActivate {
     const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
     if (adventureParam === undefined) return;
     const adventureId = String(req.params[adventureParam]);
+    if (!isUuid(adventureId)) {
+      throw new InvalidCommandError(
+        `path parameter ${adventureParam} must be a UUID (an adventure id); got "${adventureId.slice(0, 40)}"`,
+      );
+    }
     if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
       throw new NotFoundError(`adventure ${adventureId} not found`);
     }

@@ -8,7 +8,7 @@ import { rawPathOf } from '../auth/open-paths';
 
 const IMPORT_PATH = '/v1/adventures/import';
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
-const IMPORT_TYPES = /^(application\/json|application\/x-ndjson|text\/plain)\s*(;|$)/i;
+const IMPORT_TYPES = /^(application\/x-ndjson|text\/plain)\s*(;|$)/i;
 
 function hasBody(req: IncomingMessage): boolean {
   return (
@@ -28,7 +28,7 @@ export function acceptedContentTypes(req: Request, res: Response, next: NextFunc
   const isImport = rawPathOf(req.url) === IMPORT_PATH;
   if ((isImport ? IMPORT_TYPES : JSON_TYPE).test(type)) return next();
   const accepted = isImport
-    ? 'application/json, application/x-ndjson or text/plain'
+    ? 'application/x-ndjson (or text/plain), as GET /v1/adventures/:id/export sends it'
     : 'application/json';
   const got = type === '' ? 'no Content-Type' : `Content-Type ${type.slice(0, 100)}`;
   res
