@@ -229,6 +229,9 @@ export class NarrateTurnUseCase {
         temperature: settings.temperature,
         maxOutputTokens: settings.maxOutputTokens,
         reasoningMaxTokens: settings.reasoningMaxTokens,
+        // One adventure, one prompt cache: its turns share their prefix with each other only.
+        cacheKey: adventureId,
+        cacheBreakpoint: built.report.cache.breakpoint,
       },
       signal,
     )) {

@@ -2,7 +2,11 @@
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.
 
-import type { Persona as ContextPersona, StoryCard as ContextStoryCard } from '@chronicle/context';
+import type {
+  Persona as ContextPersona,
+  StoryCard as ContextStoryCard,
+  HistoryMode,
+} from '@chronicle/context';
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
@@ -33,6 +37,13 @@ export interface AdventureSettings {
   /** 0 = not sent, -1 = reasoning off, a positive value is added on top of the output cap. */
   reasoningMaxTokens: number;
   encoding: TokenEncoding;
+  /**
+   * How the prompt's history window moves (libs/context): `stable` (the default since v2 of
+   * AdventureCreated) moves its start by whole blocks so the provider's prefix cache keeps
+   * serving it; `sliding` is the seed's window. Adventures created before it was a setting were
+   * narrated with `sliding` and upcast to it, so their prompts replay byte for byte.
+   */
+  historyMode: HistoryMode;
   autoSummarize: boolean;
   memoryBankEnabled: boolean;
   memoryTopK: number;
@@ -216,7 +227,7 @@ export type RecordedAdventureEvent = AdventureEvent & { version: number };
  * changes shape, and register an upcaster from the old version (see `event.upcaster.ts`).
  */
 export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>> = {
-  AdventureCreated: 1,
+  AdventureCreated: 2,
   AdventureEdited: 1,
   StoryCardAdded: 1,
   StoryCardEdited: 1,
