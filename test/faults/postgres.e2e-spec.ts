@@ -16,7 +16,11 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await faults?.close();
+  try {
+    await faults?.checkWholeLog('postgres');
+  } finally {
+    await faults?.close();
+  }
 });
 
 it('Postgres restarted in immediate mode mid-turn: the turn narrates once, new turns work at once', async () => {

@@ -35,13 +35,32 @@ export interface RecordedStream {
 export class HistoryLedger {
   readonly submissions: RecordedSubmission[] = [];
   readonly streams: RecordedStream[] = [];
+  /** adventures the clients created or wrote to */
+  readonly adventures = new Set<string>();
+
+  created(adventureId: string): void {
+    this.adventures.add(adventureId.toLowerCase());
+  }
 
   submitted(submission: RecordedSubmission): void {
+    this.created(submission.adventureId);
     this.submissions.push({ ...submission, id: submission.id.toLowerCase() });
   }
 
   watched(stream: RecordedStream): void {
+    this.created(stream.adventureId);
     this.streams.push(stream);
+  }
+
+  /** One ledger holding everything the given ones recorded (a suite's scenarios together). */
+  static merge(ledgers: readonly HistoryLedger[]): HistoryLedger {
+    const merged = new HistoryLedger();
+    for (const ledger of ledgers) {
+      merged.submissions.push(...ledger.submissions);
+      merged.streams.push(...ledger.streams);
+      for (const id of ledger.adventures) merged.adventures.add(id);
+    }
+    return merged;
   }
 }
 
@@ -53,6 +72,11 @@ export interface HistoryCheckOptions {
    * marker): a screen that shows two distinct matches showed two attempts.
    */
   attemptMarker?: RegExp;
+  /**
+   * Check only these adventures' streams (a scenario's own, in a suite that runs many on one
+   * log); default: every stream in the log.
+   */
+  adventures?: ReadonlySet<string>;
 }
 
 export interface HistoryReport {
@@ -159,10 +183,17 @@ export async function checkHistory(
   options: HistoryCheckOptions = {},
 ): Promise<HistoryReport> {
   const deadline = Date.now() + (options.settleTimeoutMs ?? 60_000);
-  let log = await readLog(connectionString);
+  const read = async () => {
+    const log = await readLog(connectionString);
+    const only = options.adventures;
+    if (!only) return log;
+    const wanted = new Set([...only].map((id) => `${ADVENTURE_PREFIX}${id.toLowerCase()}`));
+    return { events: log.events.filter((e) => wanted.has(e.streamId)), heads: log.heads };
+  };
+  let log = await read();
   while (openTurns(log.events).length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 250));
-    log = await readLog(connectionString);
+    log = await read();
   }
   return compare(log.events, log.heads, ledger, options);
 }

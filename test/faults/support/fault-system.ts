@@ -40,9 +40,12 @@ export const FAST_FAULT_ENV: Record<string, string> = {
 export const TAKE_MARKER = /\(take \d+\)/;
 
 export class FaultSystem {
-  readonly ledger = new HistoryLedger();
   readonly narrator = new ScriptedNarrator();
-  private checks = 0;
+  /** what the clients of the scenario running now were told */
+  private ledger = new HistoryLedger();
+  private readonly ledgers: HistoryLedger[] = [this.ledger];
+  /** problems a scenario's check already failed on, so the whole-log check names only new ones */
+  private readonly reported = new Set<string>();
 
   private constructor(
     readonly system: AppSystem,
@@ -85,37 +88,73 @@ export class FaultSystem {
   }
 
   /** A fresh adventure on the fake model. */
-  newAdventure(title = 'The Salt Road'): Promise<string> {
-    return this.client.createAdventure({
+  async newAdventure(title = 'The Salt Road', client = this.client): Promise<string> {
+    const id = await client.createAdventure({
       title,
       opening: 'The caravan halts at the edge of the salt flats. The guide will not go further.',
       placeholders: {},
       storyCards: [],
       settings: { model: 'fake-model' },
     });
+    this.ledger.created(id);
+    return id;
   }
 
   /**
-   * The history checker over the whole log; throws with every problem unless it holds. The
-   * scenario's name and the counts go to the suite's report (FAULTS_REPORT) for RELIABILITY.md.
+   * The history checker over the scenario's adventures (those its clients created or wrote
+   * to); throws with every problem unless it holds. A new scenario starts after it. The
+   * scenario's name and counts go to the suite's report (FAULTS_REPORT) for RELIABILITY.md.
    */
   async check(
     scenario: string,
     injected: string,
     options: HistoryCheckOptions = {},
   ): Promise<HistoryReport> {
-    this.checks += 1;
-    const report = await checkHistory(this.system.database.connectionString, this.ledger, {
+    const ledger = this.ledger;
+    this.beginScenario();
+    const report = await checkHistory(this.system.database.connectionString, ledger, {
       attemptMarker: TAKE_MARKER,
+      adventures: ledger.adventures,
       ...options,
     });
+    for (const problem of report.problems) this.reported.add(problem);
     recordScenario(scenario, injected, report);
     expectCleanHistory(report);
     return report;
   }
 
-  /** Runs a scenario; on failure the processes' and servers' output is appended to the error. */
+  private beginScenario(): void {
+    if (this.ledger.adventures.size === 0) return;
+    this.ledger = new HistoryLedger();
+    this.ledgers.push(this.ledger);
+  }
+
+  /**
+   * The checker over the whole log and every scenario's ledger (for afterAll): throws only on
+   * problems no scenario's check already failed on, such as one scenario's work landing in
+   * another's adventures.
+   */
+  async checkWholeLog(suite: string): Promise<HistoryReport> {
+    const report = await checkHistory(
+      this.system.database.connectionString,
+      HistoryLedger.merge(this.ledgers),
+      { attemptMarker: TAKE_MARKER, settleTimeoutMs: 5_000 },
+    );
+    recordScenario(`${suite}: whole log`, 'every scenario of the file, on one log', report);
+    expectCleanHistory({
+      ...report,
+      problems: report.problems.filter((problem) => !this.reported.has(problem)),
+    });
+    return report;
+  }
+
+  /**
+   * Runs a scenario: a new ledger for its clients (so a scenario that failed before its check
+   * leaves nothing in the next one's), and on failure the processes' and servers' output
+   * appended to the error.
+   */
   async explainFailure<T>(body: () => Promise<T>): Promise<T> {
+    this.beginScenario();
     try {
       return await body();
     } catch (error) {
