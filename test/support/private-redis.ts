@@ -167,7 +167,12 @@ export class PrivateRedis {
     });
   }
 
-  /** One short-lived connection for a command of the test's own. */
+  /** One raw command (`call('CONFIG', 'SET', 'appendonly', 'no')`) on a short-lived connection. */
+  call(command: string, ...args: string[]): Promise<unknown> {
+    return this.command((redis) => redis.call(command, ...args));
+  }
+
+  /** One short-lived connection for commands of the test's own. */
   async command<T>(fn: (redis: Redis) => Promise<T>): Promise<T> {
     const redis = new Redis(this.url, {
       lazyConnect: true,

@@ -6,6 +6,7 @@ import {
   HttpStatus,
   Logger,
 } from '@nestjs/common';
+import { asDependencyUnavailable } from '@chronicle/platform';
 import type { Response } from 'express';
 
 // One place maps every error to HTTP: domain errors carry a `kind`
@@ -52,8 +53,10 @@ export function errorBody(status: number, message: string | string[]) {
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
-  catch(exception: unknown, host: ArgumentsHost): void {
-    if (host.getType() !== 'http') throw exception;
+  catch(thrown: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw thrown;
+    // Postgres or Redis unreachable: a 503 with Retry-After (kind `unavailable`), not a 500.
+    const exception = asDependencyUnavailable(thrown) ?? thrown;
     const response = host.switchToHttp().getResponse<Response>();
     if (response.headersSent) {
       response.end();
