@@ -6,7 +6,7 @@
 //   - every stream's versions run 1, 2, 3, … with no gap;
 //   - every turn has exactly one terminal event (Narrated, NarrationFailed, NarrationCancelled);
 //   - no client's stream showed the text of two attempts: what a screen showed at `done` is the
-//     narration the log kept.
+//     start of the narration the log kept, and `done` carries that narration.
 // Clients record into a `HistoryLedger` as they go; `checkHistory` waits (bounded) for the turns
 // in flight to end, then reads and compares. It asserts nothing itself: `expectCleanHistory`
 // throws with every problem listed, and the report's counts are what RELIABILITY.md quotes.
@@ -348,6 +348,7 @@ function compare(
   // Screens: what was shown at the end is the one narration the log kept.
   for (const { adventureId, turnId, result } of ledger.streams) {
     const key = `${ADVENTURE_PREFIX}${adventureId}/${turnId.toLowerCase()}`;
+    const problemsBefore = problems.length;
     const terminal = turns.get(key)?.terminals[0];
     if (result.outcome === 'closed') {
       problems.push(`stream of ${key}: ended without done or error`);
@@ -365,14 +366,27 @@ function compare(
           `stream of ${key}: done named action ${doneAction?.id}, the log ${action?.id}`,
         );
       }
+      // The chunks since the last reset are the start of the stored narration: the stream stops
+      // at a state block's fence, and `done` carries the whole narration. Text of another
+      // attempt breaks the prefix.
       const shown = result.text.trim();
-      if (shown !== (action?.text ?? '').trim()) {
+      const kept = (action?.text ?? '').trim();
+      if (!kept.startsWith(shown)) {
         problems.push(
-          `stream of ${key}: the screen showed ${JSON.stringify(clip(shown))}, the log kept ${JSON.stringify(clip(action?.text ?? ''))}`,
+          `stream of ${key}: the screen showed ${JSON.stringify(clip(shown))}, the log kept ${JSON.stringify(clip(kept))}`,
+        );
+      }
+      const doneText = (result.final as { action?: { text?: string } } | undefined)?.action?.text;
+      if (doneText !== undefined && doneText.trim() !== kept) {
+        problems.push(
+          `stream of ${key}: done carried ${JSON.stringify(clip(doneText))}, the log kept ${JSON.stringify(clip(kept))}`,
         );
       }
     } else if (terminal?.type === 'Narrated') {
       problems.push(`stream of ${key}: showed error, the log says Narrated`);
+    }
+    if (problems.length > problemsBefore) {
+      problems[problems.length - 1] += ` (frames: ${describeFrames(result)})`;
     }
     if (options.attemptMarker) {
       const flags = options.attemptMarker.flags.includes('g')
@@ -401,6 +415,31 @@ function compare(
     terminals,
     problems: listed,
   };
+}
+
+/** `player, chunk×3, reset, chunk×6, done {…}`: what a stream sent, in short. */
+function describeFrames(result: TurnStreamResult): string {
+  const parts: string[] = [];
+  let last = '';
+  let count = 0;
+  const flush = () => {
+    if (count > 0) parts.push(count > 1 ? `${last}×${count}` : last);
+  };
+  for (const frame of result.frames) {
+    if (frame.event === last && frame.event === 'chunk') {
+      count += 1;
+      continue;
+    }
+    flush();
+    last = frame.event;
+    count = 1;
+    if (frame.event === 'error' || frame.event === 'done') {
+      parts.push(`${frame.event} ${clip(JSON.stringify(frame.data))}`);
+      count = 0;
+    }
+  }
+  flush();
+  return `${parts.join(', ')}; ${result.connections} connection(s)`;
 }
 
 function clip(text: string): string {
