@@ -9,6 +9,7 @@ import {
 } from '../../../test/support/fake-openai-server';
 import {
   act,
+  actWithoutJob,
   createAdventure,
   finishedStream,
   readEvents,
@@ -29,20 +30,6 @@ function chunkTextAfterLastReset(entries: { event: string; data: unknown }[]): s
     .filter((e) => e.event === 'chunk')
     .map((e) => (e.data as { text: string }).text)
     .join('');
-}
-
-/** What the API does for an action whose outbox row never reached Redis: the log only. */
-async function actWithoutJob(harness: WorkerHarness, adventureId: string, text: string) {
-  const { randomUUID } = await import('node:crypto');
-  const turnId = randomUUID();
-  const actionId = randomUUID();
-  await harness.adventures.handle(
-    adventureId,
-    { type: 'SubmitAction', data: { turnId, inputType: 'do', text, actionId } },
-    { actor: 'test' },
-    { eventIds: [actionId] },
-  );
-  return { turnId };
 }
 
 describe('the reconciler, when Redis loses its data or keeps its keys', () => {
@@ -145,6 +132,27 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
     expect(events[events.length - 1].type).toBe('Narrated');
     const row = await harness.producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`);
     expect(row?.name).toBe(JobName.NarrateTurn);
+  });
+
+  it('re-enqueues the memory work the outbox asked for once Redis has lost its data', async () => {
+    fake.setDefaultReply({ text: 'A memorable turn.' });
+    const adventureId = await createAdventure(harness, {
+      settings: { memoryBankEnabled: true } as never,
+    });
+    const { turnId } = await act(harness, adventureId, 'do', 'remember this');
+    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
+    const memory = harness.producer.queue(QueueName.Memory);
+    const owed = async () =>
+      (await memory.getJobs(['waiting', 'delayed', 'prioritized'])).filter(
+        (job) => job.data.adventureId === adventureId,
+      );
+    for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
+    expect(await owed()).toHaveLength(1);
+
+    await redis.command('FLUSHALL');
+    expect(await owed()).toHaveLength(0);
+    for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
+    expect(await owed()).toHaveLength(1);
   });
 
   it('runs one pass at a time per installation (the advisory lock)', async () => {

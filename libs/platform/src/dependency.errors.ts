@@ -67,6 +67,8 @@ function looksLikeRedis(error: Error): boolean {
 export function asDependencyUnavailable(error: unknown): DependencyUnavailableError | null {
   if (error instanceof DependencyUnavailableError) return error;
   if (!(error instanceof Error)) return null;
+  // A model provider's failure is the model's (libs/llm maps it), never Postgres's or Redis's.
+  if (error.name === 'ModelError') return null;
   const code = codeOf(error);
   if (code !== undefined && PG_UNAVAILABLE.test(code))
     return new DependencyUnavailableError('postgres', code);
