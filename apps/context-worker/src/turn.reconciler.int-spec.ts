@@ -149,7 +149,7 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
     for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
     expect(await owed()).toHaveLength(1);
 
-    await redis.command('FLUSHALL');
+    await redis.call('FLUSHALL');
     expect(await owed()).toHaveLength(0);
     for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
     expect(await owed()).toHaveLength(1);
