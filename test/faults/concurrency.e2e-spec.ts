@@ -31,11 +31,11 @@ it('20 clients racing one adventure, five rounds: one 202 a round, 409 for the r
     const client = faults.client;
     const adventureId = await faults.newAdventure();
     for (let round = 0; round < 5; round++) {
-      // the winner's turn stays in flight for a second, longer than the race takes
+      // the winner's turn stays in flight (the model holds its answer) longer than the race takes
       faults.system.fake.enqueue({
         text: narration(9400 + round).text,
-        chunks: 10,
-        delayMs: 100,
+        hangMs: 1_500,
+        chunks: 4,
         path: '/v1/chat/completions',
       });
       const answers = await Promise.all(

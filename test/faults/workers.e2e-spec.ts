@@ -58,7 +58,7 @@ it('a worker SIGKILLed mid-stream: another takes the turn over, one Narrated, th
     await contextWorkers(1);
     const client = faults.client;
     const adventureId = await faults.newAdventure();
-    faults.system.fake.enqueue(slowReply(9201, 40, 200));
+    faults.system.fake.enqueue(slowReply(9201, 30, 150));
     const before = faults.system.fake.requestsTo(CHAT).length;
     const accepted = await client.act(adventureId, 'do', 'board the ferry in the storm');
     expect(accepted.status).toBe(202);
