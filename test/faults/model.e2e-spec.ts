@@ -77,7 +77,7 @@ async function expectFailed(played: Played, code: string, attempts: number): Pro
   expect(failed).toHaveLength(1);
   expect(failed[0].data).toMatchObject({ code, attempts, message: frame.message });
   const status = await played.client.turn(played.adventureId, played.accepted.body.turnId);
-  expect(status.body).toEqual(expect.objectContaining({ status: 'failed' }));
+  expect(status.body).toEqual(expect.objectContaining({ status: 'failed', code }));
   const next = await played.client.play(played.adventureId, 'do', 'try once more');
   expect(next.stream.outcome).toBe('done');
 }

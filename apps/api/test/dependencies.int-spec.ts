@@ -94,6 +94,43 @@ describe('the API with Redis unreachable or misconfigured', () => {
     }
     expect(status).toBe(202);
   });
+
+  it('answers with 503 while a full Redis (noeviction) refuses writes, and 202 once memory is freed', async () => {
+    const created = await api.request('POST', '/v1/adventures', aScenario());
+    const id = (created.body as { id: string }).id;
+    await redis.call('CONFIG', 'SET', 'maxmemory', '1');
+    try {
+      const refused = await api.request('POST', `/v1/adventures/${id}/actions`, {
+        type: 'do',
+        text: 'fill the hold',
+      });
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    } finally {
+      await redis.call('CONFIG', 'SET', 'maxmemory', '0');
+    }
+    const accepted = await api.request('POST', `/v1/adventures/${id}/actions`, {
+      type: 'do',
+      text: 'fill the hold',
+    });
+    expect(accepted.status).toBe(202);
+  });
+
+  it('answers with 503 within 3 s while Redis is frozen (sockets open, no answers)', async () => {
+    const created = await api.request('POST', '/v1/adventures', aScenario());
+    const id = (created.body as { id: string }).id;
+    redis.freeze();
+    try {
+      const { reply, ms } = await timed(() =>
+        api.request('POST', `/v1/adventures/${id}/actions`, { type: 'do', text: 'hold still' }),
+      );
+      expect(reply.status).toBe(503);
+      expect(Number(reply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(ms).toBeLessThan(ANSWER_BOUND_MS);
+    } finally {
+      redis.thaw();
+    }
+  });
 });
 
 describe('the API with Postgres unreachable', () => {

@@ -9,9 +9,9 @@
 // It runs in the context worker, beside the narrate jobs it repairs: that process already holds
 // the database, the queue producer and the code that records a turn's failure, and a context
 // worker is needed for any turn to progress anyway (the API stays free of periodic work that
-// would compete with requests). Every context worker runs the timer; a session-level advisory
-// lock taken for each pass makes one pass at a time active per installation (database), and a
-// worker that dies mid-pass drops the lock with its connection.
+// would compete with requests). Every context worker runs the timer; a transaction-level
+// advisory lock taken for each pass makes one pass at a time active per installation
+// (database), and a worker that dies or freezes mid-pass drops the lock with its transaction.
 import {
   Inject,
   Injectable,
@@ -90,20 +90,26 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
     return `chronicle-reconciler:${this.config.queuePrefix}`;
   }
 
-  /** One pass, under the installation's lock (skipped when another process holds it). */
+  /**
+   * One pass, under the installation's lock (skipped when another process holds it). The lock
+   * is a transaction's, held on a connection that does nothing else: the pass's own reads and
+   * writes use the pool (a row it updates is never held against an append), and a holder that
+   * freezes (SIGSTOP) loses the lock when Postgres ends its idle transaction, so a stuck worker
+   * cannot stop every other one from reconciling.
+   */
   async reconcileOnce(): Promise<ReconcileReport> {
-    return this.db.connection().execute(async (conn) => {
+    const idleLimitMs = Math.max(10_000, 2 * this.config.reconcileIntervalMs);
+    return this.db.transaction().execute(async (trx) => {
+      await sql`SELECT set_config('idle_in_transaction_session_timeout', ${String(idleLimitMs)}, true)`.execute(
+        trx,
+      );
       const { rows } = await sql<{ locked: boolean }>`
-        SELECT pg_try_advisory_lock(hashtext(${this.lockKey})) AS locked
-      `.execute(conn);
+        SELECT pg_try_advisory_xact_lock(hashtext(${this.lockKey})) AS locked
+      `.execute(trx);
       if (!rows[0]?.locked) {
         return { ran: false, inFlight: 0, requeued: 0, lost: 0, deadline: 0, memoryRequeued: 0 };
       }
-      try {
-        return await this.pass(conn);
-      } finally {
-        await sql`SELECT pg_advisory_unlock(hashtext(${this.lockKey}))`.execute(conn);
-      }
+      return this.pass(this.db);
     });
   }
 

@@ -35,6 +35,11 @@ describe('asDependencyUnavailable', () => {
       'redis',
     ],
     [
+      'a full Redis under noeviction',
+      new Error("OOM command not allowed when used memory > 'maxmemory'."),
+      'redis',
+    ],
+    [
       'a timed-out enqueue',
       new Error('enqueue narrate-turn timed out after 5000 ms (is Redis at redis://x up?)'),
       'redis',

@@ -43,13 +43,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     END
     $fn$
   `.execute(db);
-  // WHEN keeps every other append free of the call.
+  // WHEN keeps every other append free of the call (and an event without a turn id out).
   await sql`
     CREATE TRIGGER events_track_turn_in_flight
     AFTER INSERT ON events
     FOR EACH ROW
     WHEN (NEW.type IN ('PlayerActed', 'RetryRequested', 'Narrated', 'NarrationFailed', 'NarrationCancelled')
-          AND NEW.stream_id LIKE 'adventure-%')
+          AND NEW.stream_id LIKE 'adventure-%'
+          AND jsonb_typeof(NEW.data->'turnId') = 'string')
     EXECUTE FUNCTION track_turn_in_flight()
   `.execute(db);
 
@@ -61,6 +62,7 @@ export async function up(db: Kysely<any>): Promise<void> {
         SELECT DISTINCT ON (stream_id) stream_id, type, data, recorded_at
           FROM events
          WHERE stream_id LIKE 'adventure-%'
+           AND jsonb_typeof(data->'turnId') = 'string'
            AND type IN ('PlayerActed', 'RetryRequested', 'Narrated', 'NarrationFailed', 'NarrationCancelled')
          ORDER BY stream_id, version DESC
       ) last
