@@ -87,11 +87,21 @@ export class TurnDeferredError extends Error {
   }
 }
 
-/** Another attempt claimed the turn's stream: this one lost its job's lock and must stop. */
-class FencedOutSignal extends Error {
-  constructor(readonly turnId: string) {
-    super(`turn ${turnId}: another attempt holds the stream's fence`);
-    this.name = 'FencedOutSignal';
+/**
+ * Whether another attempt has claimed the turn's stream since this one did (this one lost its
+ * job's lock: a blocked event loop, SIGSTOP). A fenced-out attempt writes nothing more to the
+ * stream, but it keeps narrating: its Narrated may still be the one that wins the log (only one
+ * can), and on a loaded machine the attempt that took over may lose its lock too.
+ */
+class Fence {
+  private out = false;
+
+  get isOut(): boolean {
+    return this.out;
+  }
+
+  lost(): void {
+    this.out = true;
   }
 }
 
@@ -138,18 +148,16 @@ export class NarrateTurnUseCase {
     // Registered before anything is read, so a cancel that arrives while the projection loads
     // still reaches the model call.
     const turn = this.controlPlane.registerTurn(turnId);
-    // Aborted when another attempt claims the stream: the model call stops with it.
-    const fenced = new AbortController();
-    const signal = AbortSignal.any([turn.signal, fenced.signal]);
+    const fence = new Fence();
     try {
       const state = await this.adventures.load(adventureId);
       if (!state || state.inFlight?.turnId !== turnId) {
         this.logger.log({ msg: 'turn is not in flight; nothing to do' });
         return { status: 'skipped', reason: 'not-in-flight' };
       }
-      return await this.narrate(state, input, signal, fenced);
+      return await this.narrate(state, input, turn.signal, fence);
     } catch (error) {
-      return await this.onError(error, input, turn.signal, fenced.signal);
+      return await this.onError(error, input, turn.signal, fence);
     } finally {
       turn.release();
     }
@@ -159,13 +167,14 @@ export class NarrateTurnUseCase {
     state: AdventureState,
     input: NarrateTurnInput,
     signal: AbortSignal,
-    fenced: AbortController,
+    fence: Fence,
   ): Promise<NarrateOutcome> {
-    const { adventureId, turnId, fence } = input;
+    const { adventureId, turnId } = input;
+    const token = input.fence;
     // Claiming the stream's fence and building the prompt go side by side. The claim writes
     // `reset` (whatever an earlier attempt streamed is void) before any chunk of this attempt
     // when there was an earlier one or the stream holds output (Redis's to say, in one script).
-    const resetting = this.stream.claim(turnId, fence, input.attempt > 1);
+    const resetting = this.stream.claim(turnId, token, input.attempt > 1);
     const prompting = this.memories.retrieve(state).then(async (memories) => ({
       memories,
       built: await buildTurnContext(this.adventures, state, {
@@ -194,9 +203,10 @@ export class NarrateTurnUseCase {
       const entries = (batch = [{ event, data: { text } }]);
       const written = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         batch = null;
-        if (fenced.signal.aborted) return;
-        if (!(await this.stream.publishFenced(turnId, fence, entries))) {
-          fenced.abort(new FencedOutSignal(turnId));
+        if (fence.isOut) return;
+        if (!(await this.stream.publishFenced(turnId, token, entries))) {
+          fence.lost();
+          this.logger.warn({ msg: 'another attempt claimed the turn; this one streams no more' });
         }
       });
       // Awaited below; a model stream that throws first must not leave it unhandled.
@@ -230,7 +240,6 @@ export class NarrateTurnUseCase {
     }
     publish('chunk', prose.flush());
     await Promise.all(publishing);
-    if (fenced.signal.aborted) throw fenced.signal.reason;
     const latencyMs = Date.now() - started;
     if (!done)
       throw new ModelError({
@@ -301,14 +310,18 @@ export class NarrateTurnUseCase {
     await Promise.all([
       handled.duplicate ? undefined : this.countTokens(handled.state, done.usage),
       // The winner's `done`, even when this attempt was fenced out after its append won: the
-      // stream then gets `reset` and this attempt's whole text first (see publishDone).
-      this.stream.publishDone(turnId, fence, parsed.narration, {
-        action: { id: actionId, text: parsed.narration, type: 'ai' },
-        turnId,
-        version,
-        narrator: this.label.narrator,
-        model: done.model,
-      }),
+      // stream then gets `reset` and this attempt's whole text first (see publishDone). A
+      // duplicate (another attempt's Narrated is the log's) publishes nothing: its text is not
+      // the one recorded, and the winner, or the API reading the log, ends the stream.
+      handled.duplicate
+        ? undefined
+        : this.stream.publishDone(turnId, token, parsed.narration, {
+            action: { id: actionId, text: parsed.narration, type: 'ai' },
+            turnId,
+            version,
+            narrator: this.label.narrator,
+            model: done.model,
+          }),
     ]);
     this.logger.log({
       msg: 'narrated',
@@ -328,7 +341,7 @@ export class NarrateTurnUseCase {
     error: unknown,
     input: NarrateTurnInput,
     signal: AbortSignal,
-    fenced: AbortSignal,
+    fence: Fence,
   ): Promise<NarrateOutcome> {
     if (error instanceof TurnNotInFlightError || signal.reason instanceof TurnCancelledSignal) {
       // Cancelled (or finished by someone else) while we worked: the API has recorded and
@@ -337,10 +350,13 @@ export class NarrateTurnUseCase {
       return { status: 'skipped', reason: 'cancelled' };
     }
     if (signal.aborted) throw new TurnReleasedError(input.turnId);
-    if (fenced.aborted) {
-      // This attempt lost its job's lock and another has the turn now: it leaves everything,
-      // the stream and the outcome, to that one.
-      this.logger.warn({ msg: 'another attempt claimed the turn; this one stops' });
+    if (fence.isOut) {
+      // This attempt lost its job's lock and another has the turn now: a failure here is that
+      // one's to handle (retry or record), not this one's.
+      this.logger.warn({
+        msg: 'a fenced-out attempt failed; the turn is left to the one that claimed it',
+        error: describeError(error),
+      });
       return { status: 'skipped', reason: 'fenced' };
     }
     const unavailable = asDependencyUnavailable(error);
