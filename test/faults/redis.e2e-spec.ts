@@ -156,6 +156,42 @@ it('Redis unreachable at the API: requests get 503 with Retry-After within 3 s; 
   });
 });
 
+it('Redis frozen (SIGSTOP, sockets open, no answers): requests get 503 within 3 s; everything resumes on SIGCONT', async () => {
+  await faults.explainFailure(async () => {
+    const client = faults.client;
+    const adventureId = await faults.newAdventure();
+    const answers: Array<{ status: number; ms: number }> = [];
+    faults.redis.freeze();
+    try {
+      for (let i = 0; i < 2; i++) {
+        const started = Date.now();
+        const result = await client.act(adventureId, 'do', `listen at the door (${i})`);
+        answers.push({ status: result.status, ms: Date.now() - started });
+      }
+    } finally {
+      faults.redis.thaw();
+    }
+    const next = await eventually(
+      'a turn accepted once Redis answers again',
+      async () => {
+        const result = await client.act(adventureId, 'do', 'open the door');
+        return result.status === 202 ? result : undefined;
+      },
+      15_000,
+    );
+    expect((await client.follow(next.body)).outcome).toBe('done');
+    await faults.check(
+      'redis-frozen',
+      'Redis SIGSTOPped (a hung host) while the API took requests, then SIGCONT',
+    );
+    // checked last, so a run shows the history check above even where this fails
+    for (const answer of answers) {
+      expect(answer.status).toBe(503);
+      expect(answer.ms).toBeLessThan(3_000);
+    }
+  });
+});
+
 it('Redis full under noeviction, then freed: writes are refused with 503 meanwhile, nothing acknowledged is lost', async () => {
   await faults.explainFailure(async () => {
     const client = faults.client;
