@@ -12,7 +12,7 @@ import { AdventureRepository } from '@chronicle/adventure-store';
 import { migrateToLatest } from '@chronicle/event-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
-import { createTestDatabase, RestartableRedis, testQueuePrefix } from '@chronicle/testing';
+import { createTestDatabase, PrivateRedis, testQueuePrefix } from '@chronicle/testing';
 import { startContextWorker } from '../apps/context-worker/src/context-worker.bootstrap';
 import { NarrateProcessor } from '../apps/context-worker/src/narrate.processor';
 import { summarize } from './stats';
@@ -28,7 +28,7 @@ function sleep(ms: number): Promise<void> {
 export default async function reconcileBench(): Promise<string> {
   const database = await createTestDatabase('bench_reconcile', { empty: true });
   await migrateToLatest(database.db);
-  const redis = await RestartableRedis.start();
+  const redis = await PrivateRedis.start();
   const config = loadConfig({
     DATABASE_URL: database.connectionString,
     REDIS_URL: redis.url,
@@ -111,7 +111,7 @@ export default async function reconcileBench(): Promise<string> {
     }
     await Promise.all(turns.map((turnId) => backAt(turnId, INTERVAL_MS)));
     const flushedAt = Date.now();
-    await redis.command('FLUSHALL');
+    await redis.call('FLUSHALL');
     const flushed = await Promise.all(
       turns.map(async (turnId) => (await backAt(turnId, 6 * INTERVAL_MS)) - flushedAt),
     );
@@ -132,7 +132,7 @@ export default async function reconcileBench(): Promise<string> {
     ].join('\n');
   } finally {
     await app.close();
-    await redis.close();
+    await redis.destroy();
     await database.drop();
   }
 }

@@ -168,6 +168,8 @@ export class AppProcess {
    */
   async stop(timeoutMs = STOP_TIMEOUT_MS): Promise<ExitStatus> {
     if (!this.running) return this.exit as ExitStatus;
+    // a process a fault test froze (SIGSTOP) would hold the SIGTERM until the bound
+    this.child.kill('SIGCONT');
     this.child.kill('SIGTERM');
     try {
       return await this.waitForExit(timeoutMs);
@@ -300,6 +302,12 @@ export interface AppSystemOptions {
    * caller outside jest (a benchmark), where no run has built the migrated template.
    */
   database?: TestDatabaseOptions;
+  /**
+   * Servers of the caller's own instead of the shared test servers: a fault test runs the apps
+   * against a private Postgres database and Redis it may stop, crash or fill (see
+   * private-postgres.ts, private-redis.ts). The caller keeps them and destroys them.
+   */
+  services?: { database: TestDatabase; redisUrl: string };
 }
 
 /**
@@ -320,13 +328,16 @@ export class AppSystem {
     readonly queuePrefix: string,
     readonly fake: FakeOpenAiServer & { url: string; baseURL: string },
     private readonly extraEnv: Record<string, string>,
+    /** the Redis every app of this system uses */
+    readonly redisUrl: string,
   ) {}
 
   static async create(options: AppSystemOptions = {}): Promise<AppSystem> {
-    const database = await createTestDatabase(undefined, options.database);
+    const database =
+      options.services?.database ?? (await createTestDatabase(undefined, options.database));
     const fake = await startFakeOpenAiServer(options.fake);
-    const system = new AppSystem(database, testQueuePrefix(), fake, options.env ?? {});
-    return system;
+    const redisUrl = options.services?.redisUrl ?? TEST_REDIS_URL;
+    return new AppSystem(database, testQueuePrefix(), fake, options.env ?? {}, redisUrl);
   }
 
   /** create() and start the apps (api first, so the ready workers are reachable through it). */
@@ -347,7 +358,7 @@ export class AppSystem {
     const env: Record<string, string> = {
       DATABASE_URL: this.database.connectionString,
       DATABASE_POOL_SIZE: '4',
-      REDIS_URL: TEST_REDIS_URL,
+      REDIS_URL: this.redisUrl,
       QUEUE_PREFIX: this.queuePrefix,
       HOST: '127.0.0.1',
       PORT: String(this.apiPort || 3000),
@@ -459,7 +470,7 @@ export class AppSystem {
     );
     await this.fake.close().catch(() => undefined);
     await this.database.drop().catch(() => undefined);
-    await removeQueueKeys(this.queuePrefix).catch(() => undefined);
+    await removeQueueKeys(this.queuePrefix, this.redisUrl).catch(() => undefined);
   }
 }
 

@@ -1,4 +1,6 @@
 export * from './database';
 export * from './app-processes';
 export * from './sse-client';
-export * from './restartable-redis';
+export * from './history-checker';
+export * from './private-postgres';
+export * from './private-redis';

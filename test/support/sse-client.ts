@@ -80,6 +80,11 @@ export interface ReadTurnStreamOptions {
   lastEventId?: string;
   /** reconnect with Last-Event-ID when the connection drops before done/error (default true) */
   reconnect?: boolean;
+  /**
+   * Also reconnect, after a short wait, when a connection is answered 5xx (the API lost its
+   * database or Redis for a while), as a browser's EventSource would (default false: throw).
+   */
+  reconnectOnServerError?: boolean;
   maxConnections?: number;
   /** give up after this long (default 60 s) */
   timeoutMs?: number;
@@ -130,6 +135,11 @@ export async function readTurnStream(
     if (result.connections === 1) {
       result.status = response.status;
       result.contentType = response.headers.get('content-type');
+    }
+    if (response.status >= 500 && options.reconnectOnServerError && options.reconnect !== false) {
+      await response.body?.cancel().catch(() => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      continue;
     }
     if (response.status !== 200 || !response.body) {
       const body = await response.text().catch(() => '');

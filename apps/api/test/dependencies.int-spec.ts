@@ -2,7 +2,7 @@
 // Retry-After within 3 s (never a 500 or a hang) and writes nothing, and /health names a Redis
 // that may evict keys.
 import { adventureStreamId } from '@chronicle/adventure';
-import { RestartableRedis, withAdminClient } from '@chronicle/testing';
+import { PrivateRedis, withAdminClient } from '@chronicle/testing';
 import { sql } from 'kysely';
 import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
 
@@ -15,17 +15,17 @@ async function timed<T>(call: () => Promise<T>): Promise<{ reply: T; ms: number 
 }
 
 describe('the API with Redis unreachable or misconfigured', () => {
-  let redis: RestartableRedis;
+  let redis: PrivateRedis;
   let api: ApiHarness;
 
   beforeAll(async () => {
-    redis = await RestartableRedis.start({ appendOnly: true });
+    redis = await PrivateRedis.start({ appendOnly: true });
     api = await startApiHarness({ redisUrl: redis.url });
   });
 
   afterAll(async () => {
     await api?.close();
-    await redis?.close();
+    await redis?.destroy();
     // ioredis arms its disconnectTimeout (2 s) for a socket that went away while Redis was down,
     // and nothing clears it: waited out so this jest worker exits cleanly.
     await new Promise((resolve) => setTimeout(resolve, 2_100));
@@ -36,7 +36,7 @@ describe('the API with Redis unreachable or misconfigured', () => {
       status: 200,
       body: { status: 'ok', redisMaxmemoryPolicy: 'noeviction', redisAof: true },
     });
-    await redis.command('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
+    await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'allkeys-lru');
     try {
       const reply = await api.request('GET', '/health');
       expect(reply).toMatchObject({
@@ -46,19 +46,19 @@ describe('the API with Redis unreachable or misconfigured', () => {
       expect((reply.body as { problem: string }).problem).toContain('allkeys-lru');
       expect((reply.body as { problem: string }).problem).toContain('noeviction');
     } finally {
-      await redis.command('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
+      await redis.call('CONFIG', 'SET', 'maxmemory-policy', 'noeviction');
     }
     expect((await api.request('GET', '/health')).status).toBe(200);
   });
 
   it('/health warns when AOF is off', async () => {
-    await redis.command('CONFIG', 'SET', 'appendonly', 'no');
+    await redis.call('CONFIG', 'SET', 'appendonly', 'no');
     try {
       const reply = await api.request('GET', '/health');
       expect(reply).toMatchObject({ status: 200, body: { redisAof: false } });
       expect(JSON.stringify(reply.body)).toContain('AOF is off');
     } finally {
-      await redis.command('CONFIG', 'SET', 'appendonly', 'yes');
+      await redis.call('CONFIG', 'SET', 'appendonly', 'yes');
     }
   });
 
@@ -68,7 +68,7 @@ describe('the API with Redis unreachable or misconfigured', () => {
     const id = (created.body as { id: string }).id;
     const before = await api.adventures.get(id);
 
-    await redis.down();
+    await redis.stopServer();
     try {
       const { reply, ms } = await timed(() =>
         api.request('POST', `/v1/adventures/${id}/actions`, { type: 'do', text: 'ring the bell' }),
@@ -79,7 +79,7 @@ describe('the API with Redis unreachable or misconfigured', () => {
       expect(ms).toBeLessThan(ANSWER_BOUND_MS);
       expect((await api.adventures.get(id)).version).toBe(before.version);
     } finally {
-      await redis.up();
+      await redis.startServer();
     }
 
     // No process restarted: the API's connections find Redis again by themselves.
@@ -98,7 +98,7 @@ describe('the API with Redis unreachable or misconfigured', () => {
   it('answers with 503 while a full Redis (noeviction) refuses writes, and 202 once memory is freed', async () => {
     const created = await api.request('POST', '/v1/adventures', aScenario());
     const id = (created.body as { id: string }).id;
-    await redis.command('CONFIG', 'SET', 'maxmemory', '1');
+    await redis.call('CONFIG', 'SET', 'maxmemory', '1');
     try {
       const refused = await api.request('POST', `/v1/adventures/${id}/actions`, {
         type: 'do',
@@ -107,7 +107,7 @@ describe('the API with Redis unreachable or misconfigured', () => {
       expect(refused.status).toBe(503);
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     } finally {
-      await redis.command('CONFIG', 'SET', 'maxmemory', '0');
+      await redis.call('CONFIG', 'SET', 'maxmemory', '0');
     }
     const accepted = await api.request('POST', `/v1/adventures/${id}/actions`, {
       type: 'do',

@@ -19,7 +19,7 @@ import {
   waitForTurnEnd,
   type WorkerHarness,
 } from './testing/context-worker.harness';
-import { RestartableRedis } from '@chronicle/testing';
+import { PrivateRedis } from '@chronicle/testing';
 import { TurnReconciler } from './turn.reconciler';
 
 const CHAT = '/v1/chat/completions';
@@ -35,12 +35,12 @@ function chunkTextAfterLastReset(entries: { event: string; data: unknown }[]): s
 
 describe('the reconciler, when Redis loses its data or keeps its keys', () => {
   let fake: FakeOpenAiServer & { baseURL: string };
-  let redis: RestartableRedis;
+  let redis: PrivateRedis;
   let harness: WorkerHarness;
 
   beforeAll(async () => {
     fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
-    redis = await RestartableRedis.start({ appendOnly: true });
+    redis = await PrivateRedis.start({ appendOnly: true });
     harness = await startWorkerHarness({
       REDIS_URL: redis.url,
       MODEL_BASE_URL: fake.baseURL,
@@ -54,7 +54,7 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
 
   afterAll(async () => {
     await harness?.close();
-    await redis?.close();
+    await redis?.destroy();
     await fake?.close();
   });
 
@@ -81,7 +81,7 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
     const queue = harness.producer.queue(QueueName.Narrate);
     expect(await queue.getJobState(`narrate-${b.turnId}`)).toBe('waiting');
 
-    await redis.command('FLUSHALL');
+    await redis.call('FLUSHALL');
 
     const [endA, endB] = await Promise.all([
       waitForTurnEnd(harness, running, a.turnId, 20_000),
@@ -110,9 +110,9 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
     const before = await act(harness, adventureId, 'do', 'before the restart');
     await waitForTurnEnd(harness, adventureId, before.turnId, 20_000);
 
-    await redis.down();
+    await redis.stopServer();
     await sleep(1_000);
-    await redis.up();
+    await redis.startServer();
 
     const started = Date.now();
     const after = await act(harness, adventureId, 'do', 'after the restart');
@@ -150,7 +150,7 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
     for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
     expect(await owed()).toHaveLength(1);
 
-    await redis.command('FLUSHALL');
+    await redis.call('FLUSHALL');
     expect(await owed()).toHaveLength(0);
     for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
     expect(await owed()).toHaveLength(1);

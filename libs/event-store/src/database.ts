@@ -107,6 +107,11 @@ export function createDatabase(connectionString: string, poolSize = 10): Kysely<
   // the pool; without a listener that would crash the process. The next query
   // gets a fresh client.
   pool.on('error', () => undefined);
+  // A client that is checked out (a transaction, or a session held across other awaits, like
+  // the reconciler's advisory lock) when its server goes away emits 'error' on itself, where
+  // the pool does not listen: unheard, that kills the process. The failure reaches the holder
+  // as the error of its next query, and the pool drops the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

@@ -78,8 +78,9 @@ export class TurnStreamPublisher {
   /**
    * Makes `token` the attempt whose output the turn's stream takes (see FENCED_PUBLISH): from
    * here on only that attempt's entries are written. Adds `reset` when an earlier attempt may
-   * have streamed (`rerun`) or the stream holds anything past the player's entry; returns
-   * whether it did.
+   * have streamed (`rerun`), the stream holds anything past the player's entry, or it holds
+   * nothing at all (Redis lost it, and a client may have seen an earlier attempt's chunks);
+   * returns whether it did.
    */
   async claim(turnId: string, token: string, rerun: boolean): Promise<boolean> {
     const reset = await this.redis.eval(
@@ -157,6 +158,9 @@ redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
 local reset = ARGV[4] == '1'
 if not reset then
   local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  -- No entry at all, not even the player's: Redis lost the stream (a restart without its data),
+  -- so whatever an earlier attempt streamed to a client is unknown here and must be voided.
+  if #last == 0 then reset = true end
   if #last > 0 then
     local fields = last[1][2]
     for i = 1, #fields, 2 do

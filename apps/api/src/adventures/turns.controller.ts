@@ -134,12 +134,10 @@ export class TurnsController {
     } catch (error) {
       if (!disconnected.signal.aborted) {
         this.logger.error(`turn ${turnId} stream failed: ${(error as Error).message}`);
-        res.write(
-          sseFrame({
-            event: 'error',
-            data: { message: 'the stream broke off; reconnect with Last-Event-ID to resume' },
-          }),
-        );
+        // Not an `error` event: that one ends the turn on a client's screen, and the turn goes on
+        // (the worker still narrates it). A comment, then the end of the response: the client
+        // reconnects with Last-Event-ID, as EventSource does by itself.
+        res.write(': the stream broke off; reconnect with Last-Event-ID to resume\n\n');
       }
     } finally {
       clearInterval(heartbeat);
