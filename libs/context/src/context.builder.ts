@@ -44,7 +44,7 @@ import type {
 import { WINDOW_START, windowCovering, windowCoveringSync } from './history.window';
 import { lengthHint } from './length-hint';
 import { renderPersona } from './persona.render';
-import { matchCards } from './story-cards.match';
+import { activateLore, staticLore } from './lore/lore.activate';
 import { DEFAULT_ENCODING, tokenizer, type Tokenizer } from './tokenizer';
 
 /** Actions from the end of history at which the author's note goes. */
@@ -72,6 +72,7 @@ interface Prepared {
   lengthNote: string;
   refusalNote: string;
   budget: ContextBudget;
+  staticCards: CardRecord[];
 }
 
 // BPE pre-tokenization glues newlines onto a trailing run of punctuation: "end.\n\n" is two
@@ -146,6 +147,15 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
   addSystem('persona', renderPersona(head.persona));
   const plotEssentials = head.plotEssentials.trim();
   addSystem('plot_essentials', plotEssentials ? `Plot essentials:\n${plotEssentials}` : '');
+  // Always-on cards that render the same every turn belong to the static block: the prompt
+  // cache keeps them, and they leave the live lore budget to the cards that trigger.
+  const staticCards = staticLore(head.storyCards, {
+    user: loreUser(head),
+    seed: head.loreSeed ?? '',
+    countTokens: (text) => tok.countCached(text),
+    budget: Math.floor(head.settings.contextTokenBudget * CARD_BUDGET_SHARE),
+  });
+  addSystem('static_lore', staticCards.text);
 
   // ----- Live sections, which hold everything that changes -----
   // Built here and placed after the history. They are ordered from least to most volatile, so
@@ -213,7 +223,13 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
     lengthNote,
     refusalNote,
     budget: { reserved, available },
+    staticCards: staticCards.records,
   };
+}
+
+/** `{{user}}`: the persona's name, or how the second-person story names the player. */
+function loreUser(head: ContextHead): string {
+  return head.persona?.name.trim() || 'you';
 }
 
 /**
@@ -230,7 +246,11 @@ export function contextBudget(head: ContextHead, recent: readonly WindowAction[]
  * Built from the cached counts, each separator costed for the text it follows as it encodes in
  * the joined text; only the one action the cut falls inside is encoded.
  */
-function triggerText(window: readonly WindowAction[], available: number, tok: Tokenizer): string {
+function triggerParts(
+  window: readonly WindowAction[],
+  available: number,
+  tok: Tokenizer,
+): string[] {
   const parts: string[] = [];
   let remaining = available;
   for (let i = window.length - 1; i >= 0; i--) {
@@ -245,7 +265,7 @@ function triggerText(window: readonly WindowAction[], available: number, tok: To
     if (room > 0) parts.push(tok.lastTokens(action.text, room));
     break;
   }
-  return parts.reverse().join(SEPARATOR);
+  return parts.reverse();
 }
 
 /** Returns the system text, the story text and the context report for one turn. */
@@ -256,32 +276,26 @@ export function buildContext(input: ContextInput): BuiltContext {
   const { available } = prepared.budget;
 
   // ----- Story cards: triggered by recent story text (the window history could fill) -----
-  const triggered = matchCards(input.storyCards, triggerText(window, available, tok));
-  const cardBudget = Math.floor(available * CARD_BUDGET_SHARE);
-  const cards: CardRecord[] = [];
-  const loreLines: string[] = [];
-  let loreTokens = 0;
-  for (const match of triggered) {
-    const line = `World Lore: ${match.entry.trim()}`;
-    const tokens = tok.countCached(line);
-    // A card that does not fit is skipped, not the end of the lore: a later, smaller card may
-    // still fit.
-    const included = loreTokens + tokens <= cardBudget;
-    if (included) {
-      loreLines.push(line);
-      loreTokens += tokens;
-    }
-    cards.push({ id: match.id, name: match.name, keyword: match.keyword, included });
-  }
+  // A card that does not fit is skipped, not the end of the lore: a later, smaller card may
+  // still fit (lore/lore.activate.ts).
+  const activated = activateLore(
+    input.storyCards,
+    { parts: triggerParts(window, available, tok) },
+    {
+      user: loreUser(input),
+      seed: input.loreSeed ?? '',
+      budget: Math.floor(available * CARD_BUDGET_SHARE),
+      countTokens: (text) => tok.countCached(text),
+    },
+  );
+  const cards: CardRecord[] = [...prepared.staticCards, ...activated.records];
+  const loreLines = activated.lines;
+  const loreTokens = activated.tokens;
   const lore: Section | null = loreLines.length
     ? {
         label: 'world_lore',
-        text: loreLines.join(LORE_SEPARATOR),
-        tokens: joinedTokens(
-          tok,
-          loreLines.map((line) => ({ text: line, tokens: tok.countCached(line) })),
-          LORE_SEPARATOR,
-        ),
+        text: loreLines.map((line) => line.text).join(LORE_SEPARATOR),
+        tokens: joinedTokens(tok, loreLines, LORE_SEPARATOR),
       }
     : null;
 
@@ -320,14 +334,36 @@ export function buildContext(input: ContextInput): BuiltContext {
     tokens: joinedTokens(tok, parts, SEPARATOR),
   });
   const story: (Section | null)[] = [];
+  // What goes inside the history, by depth (actions from its end): the author's note and the
+  // cards placed at a depth. Without depth cards this is the seed's one split.
+  const inserts: { at: number; section: Section }[] = [];
   if (prepared.authorsNote) {
-    const pos = Math.max(0, included.length - AUTHORS_NOTE_DEPTH);
-    story.push(joined('history', included.slice(0, pos)));
-    story.push(section(tok, 'authors_note', prepared.authorsNote));
-    story.push(joined('recent_history', included.slice(pos)));
-  } else {
-    story.push(joined('history', included));
+    inserts.push({
+      at: Math.max(0, included.length - AUTHORS_NOTE_DEPTH),
+      section: section(tok, 'authors_note', prepared.authorsNote),
+    });
   }
+  for (const entry of activated.depth) {
+    inserts.push({
+      at: Math.max(0, included.length - entry.depth),
+      section: { label: `lore_depth_${entry.role}`, text: entry.text, tokens: entry.tokens },
+    });
+  }
+  // Deeper first; at one depth the author's note first, then the cards in render order.
+  inserts.sort((a, b) => a.at - b.at);
+  let from = 0;
+  inserts.forEach((insert, i) => {
+    if (insert.at > from || i === 0) {
+      story.push(
+        joined(from === 0 ? 'history' : 'recent_history', included.slice(from, insert.at)),
+      );
+      from = insert.at;
+    }
+    story.push(insert.section);
+  });
+  story.push(
+    joined(from === 0 && inserts.length === 0 ? 'history' : 'recent_history', included.slice(from)),
+  );
   // The live sections, ordered from least to most volatile. They go below the history so that
   // the history stays cached, and above the final sections so that those stay last.
   story.push(prepared.summary, lore, prepared.memories, prepared.state);
@@ -366,6 +402,7 @@ export function buildContext(input: ContextInput): BuiltContext {
         budget: settings.contextTokenBudget,
       },
       cards,
+      ...(activated.misses.length > 0 ? { cardsNotFired: activated.misses } : {}),
       memories: input.memories,
       history: {
         included: included.length,
