@@ -53,13 +53,8 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     authorsNote: fields.authorsNote,
     aiInstructions: fields.aiInstructions,
     canon: fields.canon,
-    storyCards: state.cards.map(({ id, name, keys, entry, type }) => ({
-      id,
-      name,
-      keys,
-      entry,
-      type,
-    })),
+    // What the prompt reads of a card: the notes and the imported source stay out.
+    storyCards: state.cards.map(({ notes: _notes, origin: _origin, ...card }) => card),
     // The newest summary version on the current path: one written past an undone action is
     // already out of it.
     storySummary: storySummary(state),
@@ -69,6 +64,9 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     totalActions: storyActionCount(state),
     memories: options.memories ?? null,
     excludeActionId: excludedActionId(state),
+    // The turn in flight seeds the lore's random macros; its id is in the log, so a rebuild of
+    // the turn draws the same.
+    loreSeed: state.inFlight?.turnId ?? '',
   };
 }
 

@@ -7,6 +7,7 @@ import type { NarrativeState, Rejection, StateEvent } from '@chronicle/narrative
 import type {
   AdventureFields,
   AdventureSettings,
+  Lorebook,
   PlayerActionType,
   StoryCard,
 } from './adventure.events';
@@ -16,11 +17,11 @@ import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. How a
+ * story tree is a NodeTable of buckets. 5: imported lorebooks (`lorebooks`). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 4;
+export const projectorVersion = 5;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -101,6 +102,8 @@ export interface AdventureState {
   settings: AdventureSettings;
   /** In the order they were added: the lore section lists them in this order. */
   cards: StoryCard[];
+  /** Imported lore files' own fields, oldest first (cards name theirs in `origin.bookId`). */
+  lorebooks: Lorebook[];
   /** The story tree: read it with `nodeOf` and `allNodes` (see NodeTable). */
   nodes: NodeTable;
   openingId: string | null;
@@ -215,6 +218,7 @@ export function initialState(): AdventureState {
     placeholders: {},
     settings: { ...DEFAULT_SETTINGS },
     cards: [],
+    lorebooks: [],
     nodes: emptyNodeTable(),
     openingId: null,
     head: null,
