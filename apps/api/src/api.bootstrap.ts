@@ -5,7 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LIMITS } from '@chronicle/adventure';
 import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
-import { json, text } from 'express';
+import { json, raw, text } from 'express';
 import { ApiModule } from './api.module';
 import { errorBody, ErrorFilter } from './http/error.filter';
 import { correlate } from './http/correlation.middleware';
@@ -36,6 +36,12 @@ export function configureHttp(app: NestExpressApplication): void {
   app.use(
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
+  );
+  // A lore file arrives as itself (JSON, PNG, zip): raw bytes whatever its type, parsed by
+  // libs/lore. Mounted before the JSON parser, which then leaves the body alone.
+  app.use(
+    '/v1/adventures/:id/story-cards/import',
+    raw({ type: () => true, limit: LIMITS.loreFileBytes }),
   );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys }));
   app.use(bodyErrors);

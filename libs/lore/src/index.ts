@@ -10,3 +10,4 @@ export {
   sniffFormat,
 } from './lore.import';
 export * from './lore.export';
+export * from './testing';
