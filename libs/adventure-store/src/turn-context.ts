@@ -53,8 +53,9 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     authorsNote: fields.authorsNote,
     aiInstructions: fields.aiInstructions,
     canon: fields.canon,
-    // What the prompt reads of a card: the notes and the imported source stay out.
-    storyCards: state.cards.map(({ notes: _notes, origin: _origin, ...card }) => card),
+    // The projection's own card objects: the lore matcher recognises an unchanged book by
+    // them and skips recompiling it (the notes and imported source ride along unread).
+    storyCards: state.cards,
     // The newest summary version on the current path: one written past an undone action is
     // already out of it.
     storySummary: storySummary(state),

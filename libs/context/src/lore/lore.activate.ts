@@ -39,7 +39,15 @@ interface CompiledCard {
 }
 
 export interface CompiledLore {
+  /** The card objects compiled, as given: a later turn holding the same objects reuses this. */
+  source: readonly StoryCard[];
   cards: CompiledCard[];
+  /** Per automaton, per pattern: the compiled cards (indexes into `cards`) with it as a primary key. */
+  cardsByPattern: [number[][], number[][]];
+  /** Cards with a regex (or refused) primary key: always evaluated. */
+  regexCards: number[];
+  /** Always-on cards that are not static. */
+  alwaysCards: number[];
   /** 0: case-insensitive keys (matched against the lower-cased text); 1: case-sensitive. */
   automata: [Automaton, Automaton];
   wholeWord: [Uint8Array | null, Uint8Array | null];
@@ -187,6 +195,14 @@ function fingerprint(cards: readonly StoryCard[]): string {
 export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   const byArray = compiledBooks.get(cards);
   if (byArray) return byArray;
+  // The projection copies its card list on every event but keeps the card objects: the same
+  // objects in the same order are the same book, found without a fingerprint.
+  for (const recent of recentBooks.values()) {
+    if (sameObjects(recent.source, cards)) {
+      compiledBooks.set(cards, recent);
+      return recent;
+    }
+  }
   const key = fingerprint(cards);
   let compiled = recentBooks.get(key);
   if (compiled) {
@@ -198,6 +214,12 @@ export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   recentBooks.set(key, compiled);
   compiledBooks.set(cards, compiled);
   return compiled;
+}
+
+function sameObjects(a: readonly StoryCard[], b: readonly StoryCard[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 function compileFresh(cards: readonly StoryCard[]): CompiledLore {
@@ -244,6 +266,26 @@ function compileFresh(cards: readonly StoryCard[]): CompiledLore {
       })),
     });
   });
+  const cardsByPattern: [number[][], number[][]] = [
+    patterns[0].map(() => []),
+    patterns[1].map(() => []),
+  ];
+  const regexCards: number[] = [];
+  const alwaysCards: number[] = [];
+  compiled.forEach((entry, index) => {
+    if (entry.card.activation === 'always') {
+      if (!isStaticCard(entry.card)) alwaysCards.push(index);
+      return;
+    }
+    let regex = false;
+    for (const key of entry.primary) {
+      if (key.kind === 'literal') {
+        const list = cardsByPattern[key.automaton][key.id];
+        if (list[list.length - 1] !== index) list.push(index);
+      } else regex = true;
+    }
+    if (regex) regexCards.push(index);
+  });
   const flags = (automaton: 0 | 1): Uint8Array | null => {
     if (word[automaton].length === 0) return null;
     const array = new Uint8Array(patterns[automaton].length);
@@ -251,7 +293,11 @@ function compileFresh(cards: readonly StoryCard[]): CompiledLore {
     return array;
   };
   return {
+    source: cards,
     cards: compiled,
+    cardsByPattern,
+    regexCards,
+    alwaysCards,
     automata: [buildAutomaton(patterns[0]), buildAutomaton(patterns[1])],
     wholeWord: [flags(0), flags(1)],
   };
@@ -346,6 +392,30 @@ function holds(
   }
 }
 
+/**
+ * The cards a scan could fire, in card order: those with a primary key present anywhere in it,
+ * and those with a regex key. Only these are evaluated, so a turn costs the window and the
+ * cards it touches, not the whole book.
+ */
+function candidates(lore: CompiledLore, s: Scan): number[] {
+  const seen = new Uint8Array(lore.cards.length);
+  const found: number[] = [];
+  const add = (index: number) => {
+    if (!seen[index]) {
+      seen[index] = 1;
+      found.push(index);
+    }
+  };
+  for (const automaton of [0, 1] as const) {
+    const any = s.hits[automaton].any;
+    for (let p = 0; p < any.length; p++) {
+      if (any[p] >= 0) for (const index of lore.cardsByPattern[automaton][p]) add(index);
+    }
+  }
+  for (const index of lore.regexCards) add(index);
+  return found.sort((a, b) => a - b);
+}
+
 type Outcome =
   { fired: true; keyword: string } | { fired: false; miss?: Omit<CardMiss, 'id' | 'name'> };
 
@@ -409,14 +479,13 @@ export function activateLore(
   const misses: CardMiss[] = [];
   const story = scan(lore, window.parts);
 
-  for (const entry of lore.cards) {
-    if (isStaticCard(entry.card)) continue;
-    if (entry.card.activation === 'always') {
-      fired.push({ entry, keyword: '', reason: 'always' });
-      done.add(entry);
-      continue;
-    }
-    if (entry.primary.length === 0) continue;
+  for (const index of lore.alwaysCards) {
+    const entry = lore.cards[index];
+    fired.push({ entry, keyword: '', reason: 'always' });
+    done.add(entry);
+  }
+  for (const index of candidates(lore, story)) {
+    const entry = lore.cards[index];
     if ((entry.card.recursion?.delayLevel ?? 0) > 0) continue;
     const outcome = evaluate(entry, story, false);
     if (outcome.fired) {
@@ -439,7 +508,8 @@ export function activateLore(
       }),
     );
     const next: Fired[] = [];
-    for (const entry of lore.cards) {
+    for (const index of candidates(lore, buffer)) {
+      const entry = lore.cards[index];
       const recursion = entry.card.recursion;
       if (done.has(entry) || !recursion?.triggeredByOthers || entry.primary.length === 0) continue;
       if ((recursion.delayLevel ?? 0) > step) continue;
