@@ -77,6 +77,7 @@ export default async function run(): Promise<string> {
     count: number;
     old: number;
     warm: number;
+    reloaded: number;
     cold: number;
     fired: number;
     same: boolean;
