@@ -91,6 +91,8 @@ export const CARD_FIELDS = [
   'placement',
   'recursion',
   'charName',
+  'probability',
+  'group',
 ] as const;
 
 /** Optional card fields: null in an edit puts the default back. */
@@ -188,6 +190,28 @@ function checkCardField(key: string, value: unknown): unknown {
         triggeredByOthers: flag(`${field}.triggeredByOthers`, recursion.triggeredByOthers),
         ...(recursion.delayLevel !== undefined && {
           delayLevel: integer(`${field}.delayLevel`, recursion.delayLevel, 0, 100),
+        }),
+      };
+    }
+    case 'probability':
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) {
+        invalid(`${field} must be a number from 0 to 100 (percent)`);
+      }
+      return value;
+    case 'group': {
+      const group = record(field, value, ['names', 'weight', 'override']);
+      if (!Array.isArray(group.names) || group.names.length === 0 || group.names.length > 20) {
+        invalid(`${field}.names must be a list of 1 to 20 group names`);
+      }
+      return {
+        names: group.names.map((name, i) =>
+          checkText(`${field}.names[${i}]`, name, { max: MAX_CARD_NAME_CHARS, required: true }),
+        ),
+        ...(group.weight !== undefined && {
+          weight: integer(`${field}.weight`, group.weight, 0, 1_000_000),
+        }),
+        ...(group.override !== undefined && {
+          override: flag(`${field}.override`, group.override),
         }),
       };
     }

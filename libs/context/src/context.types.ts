@@ -123,6 +123,24 @@ export interface StoryCard {
   recursion?: CardRecursion;
   /** What `{{char}}` renders as in this card (the character a card-embedded book belongs to). */
   charName?: string;
+  /**
+   * Percent chance (0..100) that a card which fired is kept, drawn from the turn's seed
+   * (`ContextHead.loreSeed`), so a rebuild of the turn draws the same. Default 100.
+   */
+  probability?: number;
+  /** Inclusion groups: of the fired cards sharing a group name, one is kept (see CardGroup). */
+  group?: CardGroup;
+}
+
+/**
+ * SillyTavern's inclusion groups: per group, the highest-priority `override` member wins, else one
+ * member drawn by `weight` (default 100) from the turn's seed. A card in several groups must win
+ * each.
+ */
+export interface CardGroup {
+  names: string[];
+  weight?: number;
+  override?: boolean;
 }
 
 export interface UsedMemory {
@@ -203,8 +221,11 @@ export interface CardRecord {
 export interface CardMiss {
   id: string;
   name: string;
-  /** `condition` (secondary keys), `window` (outside its scan window), `disabled`, `regex`. */
-  reason: 'condition' | 'window' | 'disabled' | 'regex';
+  /**
+   * `condition` (secondary keys), `window` (outside its scan window), `regex` (a refused key),
+   * `probability` (its draw failed), `group` (another member of its inclusion group won).
+   */
+  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group';
   detail?: string;
 }
 

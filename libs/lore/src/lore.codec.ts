@@ -22,6 +22,8 @@ export const CARD_FIELDS = [
   'placement',
   'recursion',
   'charName',
+  'probability',
+  'group',
 ] as const;
 export type CardField = (typeof CARD_FIELDS)[number];
 

@@ -119,7 +119,11 @@ describe('reading lore files', () => {
       placement: { kind: 'depth', depth: 2, role: 'user' },
       recursion: { feedsOthers: true, triggeredByOthers: false },
     });
-    expect(captain.keys).toBe('/\\bcapt(ain)?\\b/i');
+    expect(captain).toMatchObject({
+      keys: '/\\bcapt(ain)?\\b/i',
+      probability: 50,
+      group: { names: ['crew'] },
+    });
     expect(ghost.enabled).toBe(false);
     expect(inert.activation).toBe('inert');
     expect(bad.name).toBe('Bad regex');
@@ -135,7 +139,7 @@ describe('reading lore files', () => {
       { index: 6, card: 'Bad regex', macros: ['{{time}}'] },
     ]);
     expect(book.report.keptOnlyVerbatim).toEqual([
-      { index: 3, card: 'Captain', features: ['probability', 'inclusion group', 'sticky'] },
+      { index: 3, card: 'Captain', features: ['sticky'] },
     ]);
   });
 
@@ -221,9 +225,8 @@ describe('reading lore files', () => {
       ],
     });
     expect(book.cards[1]).toMatchObject({ activation: 'always' });
-    expect(book.report.keptOnlyVerbatim).toEqual([
-      { index: 1, card: 'Winter', features: ['probability'] },
-    ]);
+    expect(book.cards[1].probability).toBe(60);
+    expect(book.report.keptOnlyVerbatim).toEqual([]);
     const save = readLoreFile(jsonBytes(koboldSave()));
     expect(save).toMatchObject({
       formatVersion: 'save',

@@ -230,6 +230,21 @@ class StoryCardFieldsDto {
   @IsObject()
   recursion?: { feedsOthers: boolean; triggeredByOthers: boolean; delayLevel?: number } | null;
 
+  @ApiPropertyOptional({
+    description: 'Percent chance a fired card is kept (seeded by the turn). Default 100.',
+  })
+  @IsOptional()
+  @IsNumber()
+  probability?: number | null;
+
+  @ApiPropertyOptional({
+    description: '{names, weight?, override?}: one winner per inclusion group.',
+    example: { names: ['weather'], weight: 100 },
+  })
+  @IsOptional()
+  @IsObject()
+  group?: { names: string[]; weight?: number; override?: boolean } | null;
+
   @ApiPropertyOptional({ description: 'What {{char}} renders as in this card.' })
   @IsOptional()
   @IsString()

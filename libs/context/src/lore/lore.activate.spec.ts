@@ -199,6 +199,39 @@ describe('lore activation', () => {
     expect(fire(chain, 'link0').records).toHaveLength(MAX_LORE_RECURSION + 1);
   });
 
+  it('probability: drawn from the turn seed, the same for a rebuild of the turn, reported when lost', () => {
+    const chance = card({ name: 'Chance', keys: 'x', probability: 50 });
+    const draws = Array.from({ length: 40 }, (_, i) =>
+      activateLore([chance], { parts: ['x'] }, { ...turn, seed: `turn-${i}` }),
+    );
+    const kept = draws.filter((d) => d.records.length === 1).length;
+    expect(kept).toBeGreaterThan(5);
+    expect(kept).toBeLessThan(35);
+    expect(activateLore([chance], { parts: ['x'] }, { ...turn, seed: 'turn-3' })).toEqual(draws[3]);
+    const lost = draws.find((d) => d.records.length === 0)!;
+    expect(lost.misses).toEqual([
+      { id: chance.id, name: 'Chance', reason: 'probability', detail: '50%' },
+    ]);
+    expect(fired([card({ keys: 'x', probability: 0 })], 'x')).toEqual([]);
+  });
+
+  it('inclusion groups: one winner per group, an override member first, else by weight', () => {
+    const a = card({ name: 'A', keys: 'x', group: { names: ['weather'] } });
+    const b = card({ name: 'B', keys: 'x', group: { names: ['weather'], weight: 0 } });
+    const c = card({ name: 'C', keys: 'x', group: { names: ['mood'] } });
+    expect(fired([a, b, c], 'x')).toEqual(['A', 'C']);
+    expect(fire([a, b, c], 'x').misses).toEqual([
+      { id: b.id, name: 'B', reason: 'group', detail: 'weather' },
+    ]);
+    const boss = card({
+      name: 'Boss',
+      keys: 'x',
+      priority: 5,
+      group: { names: ['weather'], override: true },
+    });
+    expect(fired([a, b, boss], 'x')).toEqual(['Boss']);
+  });
+
   it('depth placement: into the history at its depth, from the lore budget', () => {
     const status = card({
       name: 'Status',

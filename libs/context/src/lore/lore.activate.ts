@@ -17,7 +17,13 @@ import type {
 } from '../context.types';
 import { buildAutomaton, latestHits, type Automaton } from './lore.automaton';
 import { REGEX_INPUT_CHARS, isRegexShaped, regexKey, splitKeys } from './lore.keys';
-import { dependsOnTurn, hiddenKeyText, renderMacros, type MacroContext } from './lore.macros';
+import {
+  dependsOnTurn,
+  hiddenKeyText,
+  renderMacros,
+  seeded,
+  type MacroContext,
+} from './lore.macros';
 
 /** Recursion steps after the story's own scan (SillyTavern's are unbounded; a book's loop is not). */
 export const MAX_LORE_RECURSION = 5;
@@ -90,6 +96,8 @@ export interface ActivatedLore {
 export function isStaticCard(card: StoryCard): boolean {
   return (
     card.activation === 'always' &&
+    (card.probability ?? 100) >= 100 &&
+    card.group === undefined &&
     card.enabled !== false &&
     (card.placement?.kind ?? 'lore') === 'lore' &&
     !dependsOnTurn(card.entry)
@@ -182,6 +190,8 @@ function fingerprint(cards: readonly StoryCard[]): string {
       c.enabled === false ? '0' : '1',
       c.activation ?? '',
       c.conditions ? JSON.stringify(c.conditions) : '',
+      // Whether an always-on card sits in the static block (its entry, chance and group decide).
+      isStaticCard(c) ? 's' : '',
     );
   }
   return parts.join('\u0000');
@@ -523,9 +533,12 @@ export function activateLore(
     feeding = next.filter((f) => f.entry.card.recursion?.feedsOthers);
   }
 
+  // Chance and inclusion groups, drawn from the turn's seed: the same turn draws the same.
+  const kept = drawChances(fired, turn.seed, misses);
+
   // Budget: highest priority first; equal priorities in card order (the seed's order).
-  const ranked = fired.slice().sort((a, b) => byPriorityThenOrder(a.entry, b.entry));
-  const kept: { fired: Fired; text: string; tokens: number }[] = [];
+  const ranked = kept.slice().sort((a, b) => byPriorityThenOrder(a.entry, b.entry));
+  const placed: { fired: Fired; text: string; tokens: number }[] = [];
   const included = new Set<Fired>();
   let tokens = 0;
   for (const f of ranked) {
@@ -535,16 +548,16 @@ export function activateLore(
       : loreLine(f.entry.card, turn);
     const cost = turn.countTokens(text);
     if (tokens + cost <= turn.budget) {
-      kept.push({ fired: f, text, tokens: cost });
+      placed.push({ fired: f, text, tokens: cost });
       included.add(f);
       tokens += cost;
     }
   }
   // Render lowest priority first, so the highest sits closest to the story's end.
-  kept.sort((a, b) => inRenderOrder(a.fired.entry, b.fired.entry));
+  placed.sort((a, b) => inRenderOrder(a.fired.entry, b.fired.entry));
   const lines: ActivatedLore['lines'] = [];
   const depth: DepthLore[] = [];
-  for (const k of kept) {
+  for (const k of placed) {
     const placement = k.fired.entry.card.placement;
     if (placement?.kind === 'depth') {
       depth.push({
@@ -559,7 +572,7 @@ export function activateLore(
   }
 
   // Records in firing order (for the seed's cards: card order), as the seed's report had them.
-  const records: CardRecord[] = fired
+  const records: CardRecord[] = kept
     .slice()
     .sort((a, b) => (a.step ?? 0) - (b.step ?? 0) || a.entry.index - b.entry.index)
     .map((f) => {
@@ -575,4 +588,62 @@ export function activateLore(
       return record;
     });
   return { lines, depth, tokens, records, misses };
+}
+
+/**
+ * The fired cards that survive their probability draw and their inclusion groups. Draws are
+ * `seeded(turn seed, card id, purpose)`: independent of which other cards fired, so one card's
+ * edit does not re-roll another's.
+ */
+function drawChances(fired: Fired[], seed: string, misses: CardMiss[]): Fired[] {
+  const miss = (f: Fired, reason: CardMiss['reason'], detail?: string) => {
+    if (misses.length < MAX_REPORTED_MISSES) {
+      misses.push({
+        id: f.entry.card.id,
+        name: f.entry.card.name,
+        reason,
+        ...(detail && { detail }),
+      });
+    }
+  };
+  const lucky = fired.filter((f) => {
+    const p = f.entry.card.probability ?? 100;
+    if (p >= 100) return true;
+    const kept = seeded(`${seed}|${f.entry.card.id}|probability`) * 100 < p;
+    if (!kept) miss(f, 'probability', `${p}%`);
+    return kept;
+  });
+  const groups = new Map<string, Fired[]>();
+  for (const f of lucky) {
+    for (const name of f.entry.card.group?.names ?? []) {
+      const members = groups.get(name) ?? [];
+      members.push(f);
+      groups.set(name, members);
+    }
+  }
+  if (groups.size === 0) return lucky;
+  const losers = new Set<Fired>();
+  for (const [name, members] of groups) {
+    if (members.length < 2) continue;
+    const overrides = members.filter((f) => f.entry.card.group?.override);
+    let winner: Fired;
+    if (overrides.length > 0) {
+      winner = overrides.sort((a, b) => byPriorityThenOrder(a.entry, b.entry))[0];
+    } else {
+      const weights = members.map((f) => Math.max(0, f.entry.card.group?.weight ?? 100));
+      const total = weights.reduce((sum, w) => sum + w, 0);
+      let roll = seeded(`${seed}|group|${name}`) * total;
+      winner = members[members.length - 1];
+      for (let i = 0; i < members.length; i++) {
+        roll -= weights[i];
+        if (roll < 0) {
+          winner = members[i];
+          break;
+        }
+      }
+    }
+    for (const f of members) if (f !== winner) losers.add(f);
+  }
+  for (const f of losers) miss(f, 'group', f.entry.card.group!.names.join(', '));
+  return lucky.filter((f) => !losers.has(f));
 }

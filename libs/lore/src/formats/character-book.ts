@@ -44,6 +44,11 @@ function fieldsOf(raw: Json): StFields {
     excludeRecursion: bool(ext.exclude_recursion) ?? false,
     preventRecursion: bool(ext.prevent_recursion) ?? false,
     delayUntilRecursion: num(ext.delay_until_recursion) ?? 0,
+    probability: num(ext.probability) ?? 100,
+    useProbability: bool(ext.useProbability) ?? bool(ext.use_probability) ?? true,
+    group: str(ext.group),
+    groupWeight: num(ext.group_weight) ?? 100,
+    groupOverride: bool(ext.group_override) ?? false,
   };
 }
 
@@ -134,6 +139,15 @@ export function characterBookCodec(format: LoreFormat): Codec<BookContext> {
       }
       if (!base || changed('type') || changed('notes')) {
         ext.chronicle = { type: card.type, notes: card.notes, ...(card.id && { id: card.id }) };
+      }
+      if (changed('probability')) {
+        ext.probability = st.probability;
+        ext.useProbability = st.useProbability;
+      }
+      if (changed('group')) {
+        ext.group = st.group;
+        ext.group_weight = st.groupWeight;
+        ext.group_override = st.groupOverride;
       }
       if (card.scan?.chars !== undefined)
         warn('character scan windows (card books count messages)');

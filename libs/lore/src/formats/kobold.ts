@@ -29,7 +29,6 @@ export const koboldCodec: Codec<{ searchChars: number }> = {
     }
     const verbatim: string[] = [];
     const probability = num(raw.probability);
-    if (probability !== undefined && probability < 100) verbatim.push('probability');
     if (str(raw.folder) !== '') verbatim.push('folder');
     return {
       card: {
@@ -46,6 +45,9 @@ export const koboldCodec: Codec<{ searchChars: number }> = {
             : {}),
         ...(conditions.length > 0 && { conditions }),
         ...(ctx.searchChars > 0 && { scan: { chars: ctx.searchChars } }),
+        // Lite rolls 1..100 < p; Chronicle keeps p percent.
+        ...(probability !== undefined &&
+          probability < 100 && { probability: Math.max(0, probability) }),
       },
       verbatim,
     };
@@ -88,6 +90,8 @@ export const koboldCodec: Codec<{ searchChars: number }> = {
     if (changed('activation')) out.constant = card.activation === 'always';
     if (changed('enabled')) out.widisabled = card.enabled === false;
     if (changed('type')) out.wigroup = card.type;
+    if (changed('probability')) out.probability = card.probability ?? 100;
+    if (card.group) warn('inclusion groups');
     if (card.priority !== undefined && card.priority !== 100) warn('priority (kept as list order)');
     if (card.placement?.kind === 'depth') warn('depth placement');
     if (card.scan && changed('scan')) warn('per-card scan windows');

@@ -160,6 +160,8 @@ export const novelAiCodec: Codec<NaiContext> = {
     if (changed('recursion')) out.nonStoryActivatable = card.recursion?.triggeredByOthers === true;
     if (card.conditions?.length) warn('secondary-key conditions (NovelAI has no AND/NOT keys)');
     if (card.placement?.kind === 'depth') warn('depth placement');
+    if (card.probability !== undefined) warn('probability');
+    if (card.group) warn('inclusion groups');
     if (card.caseSensitive) warn('case-sensitive matching');
     if (changed('notes') && card.notes) warn('notes');
     if (card.activation === 'inert' && keyList(card).length > 0) warn('inert cards with keys');

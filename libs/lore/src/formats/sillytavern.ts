@@ -47,6 +47,11 @@ export interface StFields {
   excludeRecursion: boolean;
   preventRecursion: boolean;
   delayUntilRecursion: number;
+  probability: number;
+  useProbability: boolean;
+  group: string;
+  groupWeight: number;
+  groupOverride: boolean;
 }
 
 /** What an ST-shaped entry means to Chronicle; shared by the world file and card books. */
@@ -97,7 +102,25 @@ export function readStFields(
     placement,
     recursion,
   });
-  return { card, verbatim };
+  const probability = f.useProbability ? f.probability : 100;
+  const names = f.group
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  return {
+    card: {
+      ...card,
+      ...(probability < 100 && { probability: Math.max(0, probability) }),
+      ...(names.length > 0 && {
+        group: {
+          names,
+          ...(f.groupWeight !== 100 && { weight: f.groupWeight }),
+          ...(f.groupOverride && { override: true }),
+        },
+      }),
+    },
+    verbatim,
+  };
 }
 
 function baseCard(fields: {
@@ -160,6 +183,11 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     excludeRecursion: card.recursion ? !card.recursion.triggeredByOthers : false,
     preventRecursion: card.recursion ? !card.recursion.feedsOthers : false,
     delayUntilRecursion: card.recursion?.delayLevel ?? 0,
+    probability: card.probability ?? 100,
+    useProbability: true,
+    group: (card.group?.names ?? []).join(','),
+    groupWeight: card.group?.weight ?? 100,
+    groupOverride: card.group?.override ?? false,
   };
 }
 
@@ -183,17 +211,17 @@ function stFieldsOf(raw: Json): StFields {
     excludeRecursion: bool(raw.excludeRecursion) ?? false,
     preventRecursion: bool(raw.preventRecursion) ?? false,
     delayUntilRecursion: num(raw.delayUntilRecursion) ?? 0,
+    probability: num(raw.probability) ?? 100,
+    useProbability: bool(raw.useProbability) ?? true,
+    group: str(raw.group),
+    groupWeight: num(raw.groupWeight) ?? 100,
+    groupOverride: bool(raw.groupOverride) ?? false,
   };
 }
 
 /** SillyTavern features Chronicle keeps only verbatim, by the field that carries them. */
 export function stVerbatim(get: (field: string) => unknown): string[] {
   const features: string[] = [];
-  const probability = num(get('probability'));
-  if ((get('useProbability') ?? true) !== false && probability !== undefined && probability < 100) {
-    features.push('probability');
-  }
-  if (str(get('group')) !== '') features.push('inclusion group');
   for (const field of ['sticky', 'cooldown', 'delay']) {
     if ((num(get(field)) ?? 0) > 0) features.push(field);
   }
@@ -265,6 +293,15 @@ export const sillyTavernCodec: Codec<StContext> = {
       set('excludeRecursion');
       set('preventRecursion');
       set('delayUntilRecursion');
+    }
+    if (changed('probability')) {
+      set('probability');
+      set('useProbability');
+    }
+    if (changed('group')) {
+      set('group');
+      set('groupWeight');
+      set('groupOverride');
     }
     if (card.scan?.chars !== undefined) warn('character scan windows (ST counts messages)');
     if (!base || changed('type') || changed('notes')) {
