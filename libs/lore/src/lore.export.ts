@@ -3,7 +3,7 @@
 // changed since are written over it. Across formats, what the target cannot say is listed in
 // `warnings`, one line per loss with the number of cards it touches.
 
-import type { Lorebook, LoreFormat } from '@chronicle/adventure';
+import type { Lorebook } from '@chronicle/adventure';
 import { sameJson, type CardField, type ExportCard } from './lore.codec';
 import { codecFor, normaliseRead } from './lore.import';
 import type { Json } from './lore.types';
