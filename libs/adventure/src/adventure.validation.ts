@@ -93,6 +93,7 @@ export const CARD_FIELDS = [
   'charName',
   'probability',
   'group',
+  'timing',
 ] as const;
 
 /** Optional card fields: null in an edit puts the default back. */
@@ -212,6 +213,14 @@ function checkCardField(key: string, value: unknown): unknown {
         }),
         ...(group.override !== undefined && {
           override: flag(`${field}.override`, group.override),
+        }),
+      };
+    }
+    case 'timing': {
+      const timing = record(field, value, ['delay']);
+      return {
+        ...(timing.delay !== undefined && {
+          delay: integer(`${field}.delay`, timing.delay, 0, 1_000_000),
         }),
       };
     }

@@ -286,6 +286,7 @@ export function buildContext(input: ContextInput): BuiltContext {
       seed: input.loreSeed ?? '',
       budget: Math.floor(available * CARD_BUDGET_SHARE),
       countTokens: (text) => tok.countCached(text),
+      storyActions: input.totalActions,
     },
   );
   const cards: CardRecord[] = [...prepared.staticCards, ...activated.records];

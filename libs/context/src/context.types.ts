@@ -130,6 +130,12 @@ export interface StoryCard {
   probability?: number;
   /** Inclusion groups: of the fired cards sharing a group name, one is kept (see CardGroup). */
   group?: CardGroup;
+  /**
+   * Timed effects, in story actions on the current path. `delay`: cannot fire before the story
+   * has this many actions (SillyTavern's delay, V3's @@activate_only_after). Derived from the
+   * branch itself, so undo, retry and a branch switch never leak it.
+   */
+  timing?: { delay?: number };
 }
 
 /**
@@ -225,7 +231,7 @@ export interface CardMiss {
    * `condition` (secondary keys), `window` (outside its scan window), `regex` (a refused key),
    * `probability` (its draw failed), `group` (another member of its inclusion group won).
    */
-  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group';
+  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group' | 'delay';
   detail?: string;
 }
 

@@ -11,6 +11,8 @@ export interface Decorated {
   activation?: 'always' | 'inert';
   placement?: CardPlacement;
   scanActions?: number;
+  /** @@activate_only_after N: not before N actions. */
+  delay?: number;
   conditions: CardCondition[];
   /** Decorators present that Chronicle keeps only verbatim. */
   unsupported: string[];
@@ -24,6 +26,7 @@ const RUN = new Set([
   'scan_depth',
   'additional_keys',
   'exclude_keys',
+  'activate_only_after',
 ]);
 
 export function readDecorators(content: string): Decorated {
@@ -62,6 +65,9 @@ export function readDecorators(content: string): Decorated {
         if (value === 'system' || value === 'user' || value === 'assistant') {
           result.placement = { kind: 'depth', depth: 4, ...result.placement, role: value };
         }
+        break;
+      case 'activate_only_after':
+        if (Number.isInteger(int) && int >= 0) result.delay = int;
         break;
       case 'scan_depth':
         if (Number.isInteger(int) && int >= 0) result.scanActions = int;

@@ -24,6 +24,7 @@ export const CARD_FIELDS = [
   'charName',
   'probability',
   'group',
+  'timing',
 ] as const;
 export type CardField = (typeof CARD_FIELDS)[number];
 

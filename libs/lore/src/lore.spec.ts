@@ -167,7 +167,11 @@ describe('reading lore files', () => {
       wholeWords: true,
       recursion: { feedsOthers: false, triggeredByOthers: true },
     });
-    expect(rations.caseSensitive).toBe(true);
+    expect(rations).toMatchObject({
+      caseSensitive: true,
+      timing: { delay: 9 },
+      entry: 'Rations run out on the ninth day.',
+    });
     expect(book.report.keptOnlyVerbatim).toEqual([
       { index: 1, card: 'Keeper', features: ['@@is_greeting', 'priority (budget drop order)'] },
     ]);

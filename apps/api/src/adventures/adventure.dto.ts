@@ -245,6 +245,14 @@ class StoryCardFieldsDto {
   @IsObject()
   group?: { names: string[]; weight?: number; override?: boolean } | null;
 
+  @ApiPropertyOptional({
+    description: '{delay?}: not before the story has this many actions.',
+    example: { delay: 10 },
+  })
+  @IsOptional()
+  @IsObject()
+  timing?: { delay?: number } | null;
+
   @ApiPropertyOptional({ description: 'What {{char}} renders as in this card.' })
   @IsOptional()
   @IsString()

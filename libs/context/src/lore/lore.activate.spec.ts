@@ -232,6 +232,15 @@ describe('lore activation', () => {
     expect(fired([a, b, boss], 'x')).toEqual(['Boss']);
   });
 
+  it('timed delay: not before the path has that many actions (undo shortens the path, so it holds again)', () => {
+    const late = card({ name: 'Late', keys: 'x', timing: { delay: 10 } });
+    const at = (storyActions: number) =>
+      activateLore([late], { parts: ['x'] }, { ...turn, storyActions });
+    expect(at(9).records).toEqual([]);
+    expect(at(9).misses[0]).toMatchObject({ reason: 'delay' });
+    expect(at(10).records.map((r) => r.name)).toEqual(['Late']);
+  });
+
   it('depth placement: into the history at its depth, from the lore budget', () => {
     const status = card({
       name: 'Status',

@@ -71,6 +71,8 @@ export interface LoreTurn {
   seed: string;
   /** Tokens the live lore may take. */
   budget: number;
+  /** Story actions on the path (timed effects count them); absent = no timed effect holds back. */
+  storyActions?: number;
   countTokens(text: string): number;
 }
 
@@ -98,6 +100,7 @@ export function isStaticCard(card: StoryCard): boolean {
     card.activation === 'always' &&
     (card.probability ?? 100) >= 100 &&
     card.group === undefined &&
+    card.timing?.delay === undefined &&
     card.enabled !== false &&
     (card.placement?.kind ?? 'lore') === 'lore' &&
     !dependsOnTurn(card.entry)
@@ -533,8 +536,22 @@ export function activateLore(
     feeding = next.filter((f) => f.entry.card.recursion?.feedsOthers);
   }
 
+  // Timed effects, from the path's own length.
+  const timely = fired.filter((f) => {
+    const delay = f.entry.card.timing?.delay ?? 0;
+    if (turn.storyActions === undefined || turn.storyActions >= delay) return true;
+    if (misses.length < MAX_REPORTED_MISSES) {
+      misses.push({
+        id: f.entry.card.id,
+        name: f.entry.card.name,
+        reason: 'delay',
+        detail: `fires from action ${delay}; the story has ${turn.storyActions}`,
+      });
+    }
+    return false;
+  });
   // Chance and inclusion groups, drawn from the turn's seed: the same turn draws the same.
-  const kept = drawChances(fired, turn.seed, misses);
+  const kept = drawChances(timely, turn.seed, misses);
 
   // Budget: highest priority first; equal priorities in card order (the seed's order).
   const ranked = kept.slice().sort((a, b) => byPriorityThenOrder(a.entry, b.entry));

@@ -68,6 +68,7 @@ export const aidCodec: Codec<{ seen: Set<string> }> = {
     if (card.conditions?.length) warn('secondary-key conditions');
     if (card.priority !== undefined) warn('priority');
     if (card.probability !== undefined) warn('probability');
+    if (card.timing) warn('timed effects');
     if (card.group) warn('inclusion groups');
     if (card.placement?.kind === 'depth') warn('depth placement');
     if (card.scan) warn('scan windows');

@@ -49,6 +49,7 @@ function fieldsOf(raw: Json): StFields {
     group: str(ext.group),
     groupWeight: num(ext.group_weight) ?? 100,
     groupOverride: bool(ext.group_override) ?? false,
+    delay: num(ext.delay) ?? 0,
   };
 }
 
@@ -144,6 +145,7 @@ export function characterBookCodec(format: LoreFormat): Codec<BookContext> {
         ext.probability = st.probability;
         ext.useProbability = st.useProbability;
       }
+      if (changed('timing')) ext.delay = st.delay;
       if (changed('group')) {
         ext.group = st.group;
         ext.group_weight = st.groupWeight;

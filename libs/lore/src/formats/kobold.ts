@@ -92,6 +92,7 @@ export const koboldCodec: Codec<{ searchChars: number }> = {
     if (changed('type')) out.wigroup = card.type;
     if (changed('probability')) out.probability = card.probability ?? 100;
     if (card.group) warn('inclusion groups');
+    if (card.timing) warn('timed effects');
     if (card.priority !== undefined && card.priority !== 100) warn('priority (kept as list order)');
     if (card.placement?.kind === 'depth') warn('depth placement');
     if (card.scan && changed('scan')) warn('per-card scan windows');

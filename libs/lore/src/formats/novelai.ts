@@ -161,6 +161,7 @@ export const novelAiCodec: Codec<NaiContext> = {
     if (card.conditions?.length) warn('secondary-key conditions (NovelAI has no AND/NOT keys)');
     if (card.placement?.kind === 'depth') warn('depth placement');
     if (card.probability !== undefined) warn('probability');
+    if (card.timing) warn('timed effects');
     if (card.group) warn('inclusion groups');
     if (card.caseSensitive) warn('case-sensitive matching');
     if (changed('notes') && card.notes) warn('notes');

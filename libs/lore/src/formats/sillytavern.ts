@@ -52,6 +52,7 @@ export interface StFields {
   group: string;
   groupWeight: number;
   groupOverride: boolean;
+  delay: number;
 }
 
 /** What an ST-shaped entry means to Chronicle; shared by the world file and card books. */
@@ -107,9 +108,11 @@ export function readStFields(
     .split(',')
     .map((name) => name.trim())
     .filter(Boolean);
+  const delay = Math.max(0, Math.floor(f.delay), decorated.delay ?? 0);
   return {
     card: {
       ...card,
+      ...(delay > 0 && { timing: { delay } }),
       ...(probability < 100 && { probability: Math.max(0, probability) }),
       ...(names.length > 0 && {
         group: {
@@ -188,6 +191,7 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     group: (card.group?.names ?? []).join(','),
     groupWeight: card.group?.weight ?? 100,
     groupOverride: card.group?.override ?? false,
+    delay: card.timing?.delay ?? 0,
   };
 }
 
@@ -216,13 +220,14 @@ function stFieldsOf(raw: Json): StFields {
     group: str(raw.group),
     groupWeight: num(raw.groupWeight) ?? 100,
     groupOverride: bool(raw.groupOverride) ?? false,
+    delay: num(raw.delay) ?? 0,
   };
 }
 
 /** SillyTavern features Chronicle keeps only verbatim, by the field that carries them. */
 export function stVerbatim(get: (field: string) => unknown): string[] {
   const features: string[] = [];
-  for (const field of ['sticky', 'cooldown', 'delay']) {
+  for (const field of ['sticky', 'cooldown']) {
     if ((num(get(field)) ?? 0) > 0) features.push(field);
   }
   if (get('ignoreBudget') === true) features.push('ignoreBudget');
@@ -298,6 +303,7 @@ export const sillyTavernCodec: Codec<StContext> = {
       set('probability');
       set('useProbability');
     }
+    if (changed('timing')) set('delay');
     if (changed('group')) {
       set('group');
       set('groupWeight');

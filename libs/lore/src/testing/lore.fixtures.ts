@@ -172,7 +172,7 @@ const characterBook = () => ({
     bookEntry({
       id: 3,
       keys: ['rations'],
-      content: 'Rations run out on the ninth day.',
+      content: '@@activate_only_after 9\nRations run out on the ninth day.',
       name: 'Rations',
       case_sensitive: true,
     }),
