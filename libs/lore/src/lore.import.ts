@@ -51,7 +51,33 @@ interface Located {
   notes: string[];
 }
 
+/** Deeper than any lore format nests: a file nested further is refused before it is parsed. */
+export const MAX_LORE_JSON_DEPTH = 64;
+
+/** Whether `text` nests arrays and objects deeper than `max`, by its brackets outside strings. */
+function nestsDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 function parseJson(text: string, what: string): unknown {
+  // Walking a structure nested thousands deep (to copy, compare or store it) overflows the stack.
+  if (nestsDeeper(text, MAX_LORE_JSON_DEPTH)) {
+    throw new LoreFileError(
+      `${what} nests arrays and objects more than ${MAX_LORE_JSON_DEPTH} deep`,
+    );
+  }
   try {
     return JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
   } catch (error) {

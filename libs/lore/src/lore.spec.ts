@@ -281,6 +281,10 @@ describe('containers', () => {
       [zipOf({ 'other.json': '{}' }), /no card.json/],
       [zipOf({ 'card.json': '{' }).subarray(0, 40), /no central directory/],
       [Buffer.from([0xff, 0xfe, 0x00, 0x41]), /neither UTF-8 text/],
+      [
+        Buffer.from(`[{"keys":"a","value":${'['.repeat(10_000)}${']'.repeat(10_000)}}]`),
+        /more than 64 deep/,
+      ],
     ];
     for (const [bytes, message] of cases) {
       expect(() => readLoreFile(bytes)).toThrow(LoreFileError);
