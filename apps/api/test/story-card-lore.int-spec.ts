@@ -106,6 +106,29 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
     );
   });
 
+  it('an adventure holding an imported book moves: its export imports elsewhere, cards and source kept', async () => {
+    const id = await anAdventure();
+    await api.request(
+      'POST',
+      `/v1/adventures/${id}/story-cards/import`,
+      JSON.stringify(sillyTavernWorld()),
+    );
+    const log = await fetch(`${api.baseUrl}/v1/adventures/${id}/export`, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
+    });
+    expect(log.status).toBe(200);
+    const moved = await api.request('POST', '/v1/adventures/import', await log.text(), {
+      'content-type': 'application/x-ndjson',
+    });
+    expect(moved.status).toBe(201);
+    const copy = moved.body.adventureId ?? moved.body.id;
+    const exported = await api.request(
+      'GET',
+      `/v1/adventures/${copy}/story-cards/export?format=sillytavern`,
+    );
+    expect(exported.body.entries['3']).toEqual(sillyTavernWorld().entries['3']);
+  });
+
   it('reads a PNG character card, replacing the cards with mode=replace', async () => {
     const id = await anAdventure();
     const png = pngWithText({ chara: base64Json(characterCardV2()) });

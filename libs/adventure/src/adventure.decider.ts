@@ -30,6 +30,7 @@ import {
   checkSettings,
   checkText,
 } from './adventure.validation';
+import { checkJsonValue } from './event.validation';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
 
@@ -467,12 +468,14 @@ function importCards(
     return card;
   });
   const skipped = Number.isInteger(data.skipped) && data.skipped >= 0 ? data.skipped : 0;
-  return [
-    {
-      type: 'StoryCardsImported',
-      data: { book, mode, removedCardIds, cards, skipped },
-    },
-  ];
+  const event: AdventureEvent = {
+    type: 'StoryCardsImported',
+    data: { book, mode, removedCardIds, cards, skipped },
+  };
+  // The source entries are foreign JSON: held to the bounds an import of the log holds every
+  // event to (depth, list lengths, key and string sizes), so what is written can be moved.
+  checkJsonValue('data', event.data);
+  return [event];
 }
 
 function checkCardCount(count: number): void {
