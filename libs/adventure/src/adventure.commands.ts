@@ -13,6 +13,7 @@ import type {
   TokenEncoding,
   Usage,
 } from './adventure.events';
+import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 
 /** A story card as a command gives it: the descriptive fields and the new ones may be left out. */
@@ -97,7 +98,8 @@ export type RecordNarration = {
 };
 export type RecordNarrationFailure = {
   type: 'RecordNarrationFailure';
-  data: { turnId: string; error: string; attempts: number };
+  /** `code` defaults to the one the message's words stand for (`internal` when none fits). */
+  data: { turnId: string; error: string; attempts: number; code?: NarrationFailureCode };
 };
 export type CancelTurn = { type: 'CancelTurn'; data: { turnId: string } };
 export type Undo = { type: 'Undo'; data: Record<string, never> };

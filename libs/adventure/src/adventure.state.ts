@@ -13,11 +13,14 @@ import type {
 } from './adventure.events';
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
+import type { NarrationFailureCode } from './narration-failure';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. 5: imported lorebooks (`lorebooks`). How a
+ * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, settings
+ * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
+ * default), and imported lorebooks (`lorebooks`). All three landed in parallel under one bump. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -79,6 +82,8 @@ export interface TurnOutcome {
   /** The AI action written when done. */
   actionId: string | null;
   error: string | null;
+  /** Why it failed or was cancelled, as NarrationFailed's stable code; null when done. */
+  code: NarrationFailureCode | null;
 }
 
 /** How many finished turns keep their outcome in the projection (newest last). */
@@ -192,6 +197,7 @@ export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   contextTokenBudget: 16384,
   reasoningMaxTokens: 0,
   encoding: 'cl100k_base',
+  historyMode: 'stable',
   autoSummarize: false,
   memoryBankEnabled: false,
   memoryTopK: 5,
