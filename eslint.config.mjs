@@ -18,7 +18,12 @@ export default tseslint.config(
   },
   {
     // The pure domain stays pure: no Nest, database, Redis or model client.
-    files: ['libs/context/**/*.ts', 'libs/narrative/**/*.ts', 'libs/adventure/**/*.ts'],
+    files: [
+      'libs/context/**/*.ts',
+      'libs/narrative/**/*.ts',
+      'libs/adventure/**/*.ts',
+      'libs/lore/**/*.ts',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

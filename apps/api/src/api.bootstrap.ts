@@ -5,7 +5,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LIMITS } from '@chronicle/adventure';
 import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
-import express, { json, text } from 'express';
+import express, { json, raw, text } from 'express';
 
 interface Router {
   caseSensitive?: boolean;
@@ -75,6 +75,13 @@ export function configureHttp(
   app.use(
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
+  );
+  // A lore file arrives as itself (JSON, PNG, zip): raw bytes of the types acceptedContentTypes
+  // lets through, parsed by libs/lore. Mounted before the JSON parser, which then leaves the
+  // body alone.
+  app.use(
+    '/v1/adventures/:id/story-cards/import',
+    raw({ type: () => true, limit: LIMITS.loreFileBytes }),
   );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }));
   app.use(bodyErrors);

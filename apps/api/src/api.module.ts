@@ -8,6 +8,7 @@ import { APP_CONFIG } from './app-config.token';
 import { AdminController } from './admin/admin.controller';
 import { AuthModule } from './auth/auth.module';
 import { ReplayModule } from './replay/replay.module';
+import { StoryCardLoreUseCase } from './adventures/story-card-lore.use-case';
 import { AdventureCommandsUseCase } from './adventures/adventure-commands.use-case';
 import { AdventureIndexRepository } from './adventures/adventure-index.repository';
 import { AdventureReader } from './adventures/adventure.reader';
@@ -56,6 +57,7 @@ export class ApiModule {
         AdventureReader,
         CreateAdventureUseCase,
         AdventureCommandsUseCase,
+        StoryCardLoreUseCase,
         SubmitActionUseCase,
         TurnsUseCase,
         FollowTurnUseCase,

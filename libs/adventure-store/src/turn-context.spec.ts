@@ -48,8 +48,11 @@ describe('turnContextHead', () => {
         keys: 'mira, keeper',
         entry: 'Mira keeps the light.',
         type: expect.any(String),
+        notes: '',
       },
     ]);
+    // The projection's own card objects, so the lore matcher knows an unchanged book by them.
+    expect(head.storyCards).toBe(history.state.cards);
     expect(head.totalActions).toBe(2);
     expect(head.memories).toBeNull();
     expect(head.excludeActionId).toBeNull();

@@ -60,13 +60,9 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     authorsNote: fields.authorsNote,
     aiInstructions: fields.aiInstructions,
     canon: fields.canon,
-    storyCards: state.cards.map(({ id, name, keys, entry, type }) => ({
-      id,
-      name,
-      keys,
-      entry,
-      type,
-    })),
+    // The projection's own card objects: the lore matcher recognises an unchanged book by
+    // them and skips recompiling it (the notes and imported source ride along unread).
+    storyCards: state.cards,
     // The newest summary version on the current path: one written past an undone action is
     // already out of it.
     storySummary: storySummary(state),
@@ -77,6 +73,9 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     storyTokens: storyTokens(state),
     memories: options.memories ?? null,
     excludeActionId: excludedActionId(state),
+    // The turn in flight seeds the lore's random macros; its id is in the log, so a rebuild of
+    // the turn draws the same.
+    loreSeed: state.inFlight?.turnId ?? '',
   };
 }
 

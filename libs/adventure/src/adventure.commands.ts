@@ -6,6 +6,8 @@ import type {
   AdventureSettings,
   InputType,
   Narrator,
+  ImportMode,
+  Lorebook,
   Persona,
   StoryCard,
   TokenEncoding,
@@ -14,9 +16,14 @@ import type {
 import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 
-/** A story card as a command gives it: the descriptive fields may be left out. */
+/** A story card as a command gives it: the descriptive fields and the new ones may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
-  Partial<Pick<StoryCard, 'type' | 'notes'>>;
+  Partial<Omit<StoryCard, 'id' | 'name' | 'keys' | 'entry'>>;
+
+/** A card edit: a field set to null goes back to its default (an optional field is removed). */
+export type StoryCardChanges = {
+  [K in keyof Omit<StoryCard, 'id' | 'origin'>]?: StoryCard[K] | null;
+};
 
 export interface AdventureChanges {
   title?: string;
@@ -51,7 +58,12 @@ export type EditAdventure = { type: 'EditAdventure'; data: AdventureChanges };
 export type AddStoryCard = { type: 'AddStoryCard'; data: { card: StoryCardInput } };
 export type EditStoryCard = {
   type: 'EditStoryCard';
-  data: { cardId: string; changes: Partial<Omit<StoryCard, 'id'>> };
+  data: { cardId: string; changes: StoryCardChanges };
+};
+export type ImportStoryCards = {
+  type: 'ImportStoryCards';
+  /** Cards carry their `origin`; ids are the caller's, fresh for every card. */
+  data: { book: Lorebook; mode: ImportMode; cards: StoryCardInput[]; skipped: number };
 };
 export type RemoveStoryCard = { type: 'RemoveStoryCard'; data: { cardId: string } };
 export type SubmitAction = {
@@ -113,6 +125,7 @@ export type AdventureCommand =
   | AddStoryCard
   | EditStoryCard
   | RemoveStoryCard
+  | ImportStoryCards
   | SubmitAction
   | RequestRetry
   | RecordNarration

@@ -20,14 +20,17 @@ import { isOnPath, narrativeAtDepth } from './adventure.projector';
 import { storyTail, turnStatus } from './adventure.queries';
 import { DEFAULT_SETTINGS, nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import {
+  MAX_CARD_NAME_CHARS,
   MAX_TITLE_CHARS,
   checkCanon,
   checkCardFields,
+  checkCardOrigin,
   checkId,
   checkPersona,
   checkSettings,
   checkText,
 } from './adventure.validation';
+import { checkJsonValue } from './event.validation';
 import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
@@ -72,13 +75,18 @@ export function decide(
 
     case 'EditStoryCard': {
       const card = findCard(state, command.data.cardId);
-      const changes = checkCardFields(command.data.changes ?? {});
+      const changes = checkCardFields(command.data.changes ?? {}, { edit: true });
       const changed = Object.fromEntries(
-        Object.entries(changes).filter(([key, value]) => card[key as keyof StoryCard] !== value),
+        Object.entries(changes).filter(
+          ([key, value]) => !sameValue(card[key as keyof StoryCard], value),
+        ),
       );
       if (Object.keys(changed).length === 0) return [];
       return [{ type: 'StoryCardEdited', data: { cardId: card.id, changes: changed } }];
     }
+
+    case 'ImportStoryCards':
+      return importCards(command.data, state);
 
     case 'RemoveStoryCard':
       findCard(state, command.data.cardId);
@@ -309,7 +317,7 @@ function create(
     ...checkSettings(data.settings ?? {}),
   };
   checkCardCount((data.storyCards ?? []).length);
-  const storyCards = (data.storyCards ?? []).map(checkCard);
+  const storyCards = (data.storyCards ?? []).map((card) => checkCard(card));
   const ids = new Set<string>();
   for (const card of storyCards) {
     if (ids.has(card.id)) throw new InvalidCommandError(`story card id ${card.id} is repeated`);
@@ -391,21 +399,90 @@ function editAdventure(
   return [{ type: 'AdventureEdited', data: edited }];
 }
 
-function checkCard(input: StoryCardInput): StoryCard {
+function checkCard(input: StoryCardInput, { imported = false } = {}): StoryCard {
   if (typeof input !== 'object' || input === null) {
     throw new InvalidCommandError('a story card must be an object');
   }
-  const { id, ...fields } = input;
-  const checked = checkCardFields(fields);
+  const { id, origin, ...fields } = input;
+  if (origin !== undefined && !imported) {
+    throw new InvalidCommandError('card.origin is set by a lore import only; leave it out');
+  }
+  const checked = checkCardFields(fields) as Partial<StoryCard>;
   if (checked.name === undefined) throw new InvalidCommandError('card.name is required');
   return {
+    ...checked,
     id: checkId('card.id', id),
     name: checked.name,
     keys: checked.keys ?? '',
     entry: checked.entry ?? '',
     type: checked.type ?? 'other',
     notes: checked.notes ?? '',
+    ...(origin !== undefined && { origin: checkCardOrigin(origin) }),
   };
+}
+
+/** Structural equality of two card field values (plain JSON data). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (b === null) return a === undefined;
+  return typeof a === 'object' && typeof b === 'object' && JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** One lore file: every card checked, the count within the limit, nothing written unless all pass. */
+function importCards(
+  data: Extract<AdventureCommand, { type: 'ImportStoryCards' }>['data'],
+  state: AdventureState,
+): AdventureEvent[] {
+  const mode = data.mode;
+  if (mode !== 'merge' && mode !== 'replace') {
+    throw new InvalidCommandError('mode must be "merge" or "replace"');
+  }
+  const bookId = checkId('book.id', data.book?.id);
+  if (state.lorebooks.some((book) => book.id === bookId)) {
+    throw new ConflictError(`lorebook ${bookId} is already imported; send a new id`);
+  }
+  const rawSize = JSON.stringify(data.book.raw ?? {}).length;
+  if (rawSize > LIMITS.loreRawChars) {
+    throw new InvalidCommandError(
+      `the book's own fields are ${rawSize} characters of JSON; keep them to ${LIMITS.loreRawChars}`,
+    );
+  }
+  const book = {
+    id: bookId,
+    format: checkCardOrigin({ format: data.book.format, bookId, raw: {} }).format,
+    formatVersion:
+      data.book.formatVersion === null
+        ? null
+        : checkText('book.formatVersion', data.book.formatVersion, { max: 40 }),
+    name: checkText('book.name', data.book.name, { max: MAX_CARD_NAME_CHARS }),
+    raw: data.book.raw ?? {},
+  };
+  if (!Array.isArray(data.cards)) throw new InvalidCommandError('cards must be a list');
+  const removedCardIds = mode === 'replace' ? state.cards.map((card) => card.id) : [];
+  checkCardCount(data.cards.length + (mode === 'replace' ? 0 : state.cards.length));
+  const kept = new Set(mode === 'replace' ? [] : state.cards.map((card) => card.id));
+  const cards = data.cards.map((input, index) => {
+    const card = checkCard(input, { imported: true });
+    if (kept.has(card.id)) {
+      throw new ConflictError(
+        `cards[${index}]: story card ${card.id} already exists; send a new id`,
+      );
+    }
+    if (card.origin && card.origin.bookId !== bookId) {
+      throw new InvalidCommandError(`cards[${index}].origin.bookId must be the book's id`);
+    }
+    kept.add(card.id);
+    return card;
+  });
+  const skipped = Number.isInteger(data.skipped) && data.skipped >= 0 ? data.skipped : 0;
+  const event: AdventureEvent = {
+    type: 'StoryCardsImported',
+    data: { book, mode, removedCardIds, cards, skipped },
+  };
+  // The source entries are foreign JSON: held to the bounds an import of the log holds every
+  // event to (depth, list lengths, key and string sizes), so what is written can be moved.
+  checkJsonValue('data', event.data);
+  return [event];
 }
 
 function checkCardCount(count: number): void {

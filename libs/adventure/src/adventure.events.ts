@@ -53,10 +53,48 @@ export interface AdventureSettings {
 /** The player character, exactly as the prompt renders it (libs/context owns the shape). */
 export type Persona = ContextPersona;
 
+/** The lore formats Chronicle reads and writes (libs/lore). */
+export type LoreFormat = 'aid' | 'sillytavern' | 'ccv2' | 'ccv3' | 'novelai' | 'kobold';
+
+/**
+ * Where an imported card came from: the source entry verbatim (`raw`), so an export to the same
+ * format gives it back field for field, features Chronicle does not run included.
+ */
+export interface CardOrigin {
+  format: LoreFormat;
+  /** The lorebook (see Lorebook) the card arrived in. */
+  bookId: string;
+  raw: Record<string, unknown>;
+}
+
 /** A story card as the adventure keeps it: what the prompt reads, plus the player's notes. */
 export interface StoryCard extends ContextStoryCard {
-  /** Never sent to the model. */
+  /** Never sent to the model; kept byte-exact (AI Dungeon scripts keep data here). */
   notes: string;
+  /** Absent on cards written in Chronicle. */
+  origin?: CardOrigin;
+}
+
+/** An imported book's own fields (its settings, name, extensions), without its entries. */
+export interface Lorebook {
+  id: string;
+  format: LoreFormat;
+  /** `lorebookVersion`, `spec_version` or the like, as the file said. */
+  formatVersion: string | null;
+  name: string;
+  raw: Record<string, unknown>;
+}
+
+export type ImportMode = 'merge' | 'replace';
+
+export interface StoryCardsImportedData {
+  book: Lorebook;
+  mode: ImportMode;
+  /** `replace`: every card the adventure held before, removed first. */
+  removedCardIds: string[];
+  cards: StoryCard[];
+  /** Entries of the file not imported (duplicates, empty entries), as the import report counted. */
+  skipped: number;
 }
 
 /** The adventure-level texts a player edits (the opening is an action node, edited as one). */
@@ -155,11 +193,17 @@ export interface NarratedData {
 export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };
 export type AdventureEdited = { type: 'AdventureEdited'; data: AdventureEditedData };
 export type StoryCardAdded = { type: 'StoryCardAdded'; data: { card: StoryCard } };
+/** A field changed to null went back to its default: the projection drops it. */
 export type StoryCardEdited = {
   type: 'StoryCardEdited';
-  data: { cardId: string; changes: Partial<Omit<StoryCard, 'id'>> };
+  data: {
+    cardId: string;
+    changes: { [K in keyof Omit<StoryCard, 'id' | 'origin'>]?: StoryCard[K] | null };
+  };
 };
 export type StoryCardRemoved = { type: 'StoryCardRemoved'; data: { cardId: string } };
+/** One lore file imported: its book and every card, in one event. */
+export type StoryCardsImported = { type: 'StoryCardsImported'; data: StoryCardsImportedData };
 export type PlayerActed = { type: 'PlayerActed'; data: PlayerActedData };
 export type RetryRequested = {
   type: 'RetryRequested';
@@ -204,6 +248,7 @@ export type AdventureEvent =
   | StoryCardAdded
   | StoryCardEdited
   | StoryCardRemoved
+  | StoryCardsImported
   | PlayerActed
   | RetryRequested
   | Narrated
@@ -232,6 +277,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   StoryCardAdded: 1,
   StoryCardEdited: 1,
   StoryCardRemoved: 1,
+  StoryCardsImported: 1,
   PlayerActed: 1,
   RetryRequested: 1,
   Narrated: 1,

@@ -23,29 +23,31 @@ describe('LIMITS', () => {
       importBodyBytes: 20 * 1024 * 1024,
       actionChars: 20_000,
       proseChars: 50_000,
-      storyCardsPerAdventure: 200,
+      storyCardsPerAdventure: 5_000,
+      loreFileBytes: 20 * 1024 * 1024,
+      loreInflatedBytes: 20 * 1024 * 1024,
       memoriesPerAdventure: 1_000,
       adventuresPerUser: 100,
     });
   });
 
   describe('story cards per adventure', () => {
-    it('creates an adventure with 200 cards and refuses 201, naming the limit', () => {
+    it('creates an adventure with 5,000 cards and refuses 5,001, naming the limit', () => {
       given([])
-        .when(createAdventureCommand({ storyCards: cards(201) }))
-        .thenThrows(LimitExceededError, 'limit', /at most 200 story cards/);
-      expect(() => AdventureHistory.create({ storyCards: cards(200) })).not.toThrow();
+        .when(createAdventureCommand({ storyCards: cards(5_001) }))
+        .thenThrows(LimitExceededError, 'limit', /at most 5000 story cards/);
+      expect(() => AdventureHistory.create({ storyCards: cards(5_000) })).not.toThrow();
     });
 
-    it('refuses the 201st card added', () => {
-      const full = AdventureHistory.create({ storyCards: cards(200) });
+    it('refuses the 5,001st card added', () => {
+      const full = AdventureHistory.create({ storyCards: cards(5_000) });
       given(full)
         .when({
           type: 'AddStoryCard',
           data: { card: { id: 'one-more', name: 'More', keys: '', entry: '' } },
         })
         .thenThrows(LimitExceededError, 'limit', /storyCardsPerAdventure/);
-      given(AdventureHistory.create({ storyCards: cards(199) }))
+      given(AdventureHistory.create({ storyCards: cards(4_999) }))
         .when({
           type: 'AddStoryCard',
           data: { card: { id: 'last', name: 'Last', keys: '', entry: '' } },

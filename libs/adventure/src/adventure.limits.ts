@@ -17,8 +17,14 @@ export const LIMITS = Object.freeze({
   cardNameChars: 200,
   idChars: 200,
   placeholderAnswerChars: 1_000,
-  /** Story cards one adventure holds at once. */
-  storyCardsPerAdventure: 200,
+  /** Story cards one adventure holds at once (real lorebooks run to thousands of entries). */
+  storyCardsPerAdventure: 5_000,
+  /** A lore file sent to the story-card import (JSON, .lorebook, PNG card, .charx). */
+  loreFileBytes: 20 * MB,
+  /** What a lore file may inflate to (a PNG's compressed chunks, a .charx zip's card.json). */
+  loreInflatedBytes: 20 * MB,
+  /** One imported card's source entry, kept verbatim for export, as JSON text. */
+  loreRawChars: 100_000,
   /** Memories one adventure holds at once (deleted ones do not count). */
   memoriesPerAdventure: 1_000,
   /** One memory's text (a written one is at most 50 words; a player's may be longer). */

@@ -17,7 +17,7 @@
 // an event would differ from the one its writer saw, and a replay would report it as equal.
 
 import type { NarrativeState, NarrativeTurn } from '@chronicle/narrative';
-import type { RecordedAdventureEvent } from './adventure.events';
+import type { RecordedAdventureEvent, StoryCard } from './adventure.events';
 import {
   RECENT_TURNS_KEPT,
   initialState,
@@ -54,6 +54,7 @@ function ownContainers(state: AdventureState): AdventureState {
     path: state.path.slice(),
     redo: state.redo.slice(),
     cards: state.cards.slice(),
+    lorebooks: state.lorebooks,
     recentTurns: state.recentTurns.slice(),
   };
   sharedBuckets.set(copy, new Set(state.nodes));
@@ -339,7 +340,23 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     case 'StoryCardEdited': {
       const index = draft.cards.findIndex((card) => card.id === event.data.cardId);
       if (index < 0) throw new ProjectionError(`unknown story card ${event.data.cardId}`, version);
-      draft.cards[index] = { ...draft.cards[index], ...event.data.changes };
+      const card: Record<string, unknown> = { ...draft.cards[index], ...event.data.changes };
+      // null = back to the default: the optional field goes.
+      for (const [key, value] of Object.entries(event.data.changes)) {
+        if (value === null) delete card[key];
+      }
+      draft.cards[index] = card as unknown as StoryCard;
+      return;
+    }
+
+    case 'StoryCardsImported': {
+      const d = event.data;
+      if (d.mode === 'replace') {
+        const removed = new Set(d.removedCardIds);
+        draft.cards = draft.cards.filter((card) => !removed.has(card.id));
+      }
+      draft.cards.push(...d.cards);
+      draft.lorebooks = [...draft.lorebooks, d.book];
       return;
     }
 

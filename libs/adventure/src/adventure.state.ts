@@ -7,6 +7,7 @@ import type { NarrativeState, Rejection, StateEvent } from '@chronicle/narrative
 import type {
   AdventureFields,
   AdventureSettings,
+  Lorebook,
   PlayerActionType,
   StoryCard,
 } from './adventure.events';
@@ -17,9 +18,9 @@ import type { NarrationFailureCode } from './narration-failure';
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, and settings
+ * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, settings
  * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
- * default). How a
+ * default), and imported lorebooks (`lorebooks`). All three landed in parallel under one bump. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -106,6 +107,8 @@ export interface AdventureState {
   settings: AdventureSettings;
   /** In the order they were added: the lore section lists them in this order. */
   cards: StoryCard[];
+  /** Imported lore files' own fields, oldest first (cards name theirs in `origin.bookId`). */
+  lorebooks: Lorebook[];
   /** The story tree: read it with `nodeOf` and `allNodes` (see NodeTable). */
   nodes: NodeTable;
   openingId: string | null;
@@ -221,6 +224,7 @@ export function initialState(): AdventureState {
     placeholders: {},
     settings: { ...DEFAULT_SETTINGS },
     cards: [],
+    lorebooks: [],
     nodes: emptyNodeTable(),
     openingId: null,
     head: null,

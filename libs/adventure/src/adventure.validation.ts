@@ -3,7 +3,7 @@
 
 import type { Canon } from '@chronicle/narrative';
 import { InvalidCommandError } from './adventure.errors';
-import type { AdventureSettings, Persona, StoryCard } from './adventure.events';
+import type { AdventureSettings, CardOrigin, LoreFormat, Persona } from './adventure.events';
 import { LIMITS } from './adventure.limits';
 import { DEFAULT_SETTINGS } from './adventure.state';
 
@@ -73,29 +73,230 @@ export function checkCanon(value: unknown): Canon {
   };
 }
 
-export function checkCardFields(
-  changes: Partial<Omit<StoryCard, 'id'>>,
-): Partial<Omit<StoryCard, 'id'>> {
-  const checked: Partial<Omit<StoryCard, 'id'>> = {};
-  for (const [key, value] of Object.entries(changes)) {
-    switch (key) {
-      case 'name':
-        checked.name = checkText('card.name', value, { max: MAX_CARD_NAME_CHARS, required: true });
-        break;
-      case 'keys':
-      case 'entry':
-      case 'notes':
-        checked[key] = checkText(`card.${key}`, value, { max: LIMITS.proseChars });
-        break;
-      case 'type':
-        checked.type = checkText('card.type', value, { max: 80 });
-        break;
-      default:
-        invalid(`card.${key} is not a story card field; use name, keys, entry, type or notes`);
+/** The card fields an edit may name (`origin` is the import's alone). */
+export const CARD_FIELDS = [
+  'name',
+  'keys',
+  'entry',
+  'type',
+  'notes',
+  'keySyntax',
+  'enabled',
+  'activation',
+  'priority',
+  'caseSensitive',
+  'wholeWords',
+  'scan',
+  'conditions',
+  'placement',
+  'recursion',
+  'charName',
+  'probability',
+  'group',
+  'timing',
+] as const;
+
+/** Optional card fields: null in an edit puts the default back. */
+const NULLABLE_CARD_FIELDS = new Set<string>(CARD_FIELDS.slice(5));
+
+/** Conditions one card may hold, and keys one condition may list. */
+export const MAX_CARD_CONDITIONS = 8;
+export const MAX_CONDITION_KEYS = 200;
+
+function oneOf<T extends string>(field: string, value: unknown, options: readonly T[]): T {
+  if (typeof value !== 'string' || !options.includes(value as T)) {
+    invalid(`${field} must be one of ${options.map((o) => `"${o}"`).join(', ')}`);
+  }
+  return value as T;
+}
+
+function flag(field: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') invalid(`${field} must be true or false`);
+  return value;
+}
+
+function integer(field: string, value: unknown, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    invalid(`${field} must be an integer between ${min} and ${max}`);
+  }
+  return value;
+}
+
+function record(
+  field: string,
+  value: unknown,
+  allowed: readonly string[],
+): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    invalid(`${field} must be an object`);
+  }
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      invalid(`${field}.${key} is not a field of ${field}; use ${allowed.join(', ')}`);
     }
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkCardField(key: string, value: unknown): unknown {
+  const field = `card.${key}`;
+  switch (key) {
+    case 'name':
+      return checkText(field, value, { max: MAX_CARD_NAME_CHARS, required: true });
+    case 'keys':
+    case 'entry':
+    case 'notes':
+      return checkText(field, value, { max: LIMITS.proseChars });
+    case 'type':
+      return checkText(field, value, { max: 80 });
+    case 'charName':
+      return checkText(field, value, { max: MAX_CARD_NAME_CHARS });
+    case 'keySyntax':
+      return oneOf(field, value, ['plain', 'aid', 'lines']);
+    case 'activation':
+      return oneOf(field, value, ['keys', 'always', 'inert']);
+    case 'enabled':
+    case 'caseSensitive':
+    case 'wholeWords':
+      return flag(field, value);
+    case 'priority':
+      return integer(field, value, -1_000_000, 1_000_000);
+    case 'scan': {
+      const scan = record(field, value, ['actions', 'chars']);
+      return {
+        ...(scan.actions !== undefined && {
+          actions: integer(`${field}.actions`, scan.actions, 0, 10_000),
+        }),
+        ...(scan.chars !== undefined && {
+          chars: integer(`${field}.chars`, scan.chars, 0, 10_000_000),
+        }),
+      };
+    }
+    case 'placement': {
+      const placement = record(field, value, ['kind', 'depth', 'role']);
+      return {
+        kind: oneOf(`${field}.kind`, placement.kind, ['lore', 'depth']),
+        ...(placement.depth !== undefined && {
+          depth: integer(`${field}.depth`, placement.depth, 0, 10_000),
+        }),
+        ...(placement.role !== undefined && {
+          role: oneOf(`${field}.role`, placement.role, ['system', 'user', 'assistant']),
+        }),
+      };
+    }
+    case 'recursion': {
+      const recursion = record(field, value, ['feedsOthers', 'triggeredByOthers', 'delayLevel']);
+      return {
+        feedsOthers: flag(`${field}.feedsOthers`, recursion.feedsOthers),
+        triggeredByOthers: flag(`${field}.triggeredByOthers`, recursion.triggeredByOthers),
+        ...(recursion.delayLevel !== undefined && {
+          delayLevel: integer(`${field}.delayLevel`, recursion.delayLevel, 0, 100),
+        }),
+      };
+    }
+    case 'probability':
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 100) {
+        invalid(`${field} must be a number from 0 to 100 (percent)`);
+      }
+      return value;
+    case 'group': {
+      const group = record(field, value, ['names', 'weight', 'override']);
+      if (!Array.isArray(group.names) || group.names.length === 0 || group.names.length > 20) {
+        invalid(`${field}.names must be a list of 1 to 20 group names`);
+      }
+      return {
+        names: group.names.map((name, i) =>
+          checkText(`${field}.names[${i}]`, name, { max: MAX_CARD_NAME_CHARS, required: true }),
+        ),
+        ...(group.weight !== undefined && {
+          weight: integer(`${field}.weight`, group.weight, 0, 1_000_000),
+        }),
+        ...(group.override !== undefined && {
+          override: flag(`${field}.override`, group.override),
+        }),
+      };
+    }
+    case 'timing': {
+      const timing = record(field, value, ['delay']);
+      return {
+        ...(timing.delay !== undefined && {
+          delay: integer(`${field}.delay`, timing.delay, 0, 1_000_000),
+        }),
+      };
+    }
+    case 'conditions': {
+      if (!Array.isArray(value)) invalid(`${field} must be a list of {mode, keys}`);
+      if (value.length > MAX_CARD_CONDITIONS) {
+        invalid(`${field} holds ${value.length} conditions; keep it to ${MAX_CARD_CONDITIONS}`);
+      }
+      return value.map((item, i) => {
+        const condition = record(`${field}[${i}]`, item, ['mode', 'keys']);
+        if (!Array.isArray(condition.keys) || condition.keys.length > MAX_CONDITION_KEYS) {
+          invalid(`${field}[${i}].keys must be a list of at most ${MAX_CONDITION_KEYS} keys`);
+        }
+        return {
+          mode: oneOf(`${field}[${i}].mode`, condition.mode, [
+            'anyOf',
+            'allOf',
+            'noneOf',
+            'notAllOf',
+          ]),
+          keys: condition.keys.map((k, j) =>
+            checkText(`${field}[${i}].keys[${j}]`, k, { max: 1_000 }),
+          ),
+        };
+      });
+    }
+    default:
+      return invalid(`card.${key} is not a story card field; use ${CARD_FIELDS.join(', ')}`);
+  }
+}
+
+/**
+ * A card's fields checked one by one; unknown fields are refused by name. With `edit`, null
+ * on an optional field is kept (it removes the field).
+ */
+export function checkCardFields(
+  changes: Record<string, unknown>,
+  { edit = false } = {},
+): Record<string, unknown> {
+  const checked: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null && edit && NULLABLE_CARD_FIELDS.has(key)) {
+      checked[key] = null;
+      continue;
+    }
+    checked[key] = checkCardField(key, value);
   }
   return checked;
 }
+
+/** An imported card's origin: a known format, a book id, and a raw entry of bounded size. */
+export function checkCardOrigin(value: unknown): CardOrigin {
+  const origin = record('card.origin', value, ['format', 'bookId', 'raw']);
+  const raw = origin.raw;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    invalid('card.origin.raw must be an object');
+  }
+  const size = JSON.stringify(raw).length;
+  if (size > LIMITS.loreRawChars) {
+    invalid(`card.origin.raw is ${size} characters of JSON; keep it to ${LIMITS.loreRawChars}`);
+  }
+  return {
+    format: oneOf('card.origin.format', origin.format, LORE_FORMATS),
+    bookId: checkId('card.origin.bookId', origin.bookId),
+    raw: raw as Record<string, unknown>,
+  };
+}
+
+export const LORE_FORMATS = [
+  'aid',
+  'sillytavern',
+  'ccv2',
+  'ccv3',
+  'novelai',
+  'kobold',
+] as const satisfies readonly LoreFormat[];
 
 function checkNumber(
   key: string,

@@ -13,6 +13,7 @@ import {
   MAX_TITLE_CHARS,
   checkCanon,
   checkCardFields,
+  checkCardOrigin,
   checkId,
   checkPersona,
   checkSettings,
@@ -23,6 +24,8 @@ import {
 export const MAX_EVENT_DEPTH = 32;
 /** Entries in any one list of an event (state events, rejections, a manifest's sections…). */
 const MAX_LIST_ITEMS = 1_000;
+/** The lists that hold an adventure's cards, which may run to LIMITS.storyCardsPerAdventure. */
+const CARD_LISTS = new Set(['data.storyCards', 'data.cards', 'data.removedCardIds']);
 const MODEL_CALL_PURPOSES = new Set(['narration', 'memory', 'summary', 'embedding', 'retrieval']);
 
 function invalid(message: string): never {
@@ -45,7 +48,13 @@ export function checkJsonValue(path: string, value: unknown, depth = 0): void {
   }
   if (value === null || typeof value === 'boolean') return;
   if (Array.isArray(value)) {
-    if (value.length > MAX_LIST_ITEMS) invalid(`${path} has more than ${MAX_LIST_ITEMS} entries`);
+    const cardList = CARD_LISTS.has(path);
+    const max = cardList ? LIMITS.storyCardsPerAdventure : MAX_LIST_ITEMS;
+    if (value.length > max) {
+      invalid(
+        `${path} has more than ${max} entries${cardList ? ' (limit storyCardsPerAdventure)' : ''}`,
+      );
+    }
     value.forEach((item, index) => checkJsonValue(`${path}[${index}]`, item, depth + 1));
     return;
   }
@@ -77,10 +86,11 @@ function checkUsage(field: string, usage: unknown): void {
 
 function checkStoryCard(field: string, card: unknown): void {
   if (typeof card !== 'object' || card === null) invalid(`${field} must be an object`);
-  const { id, ...fields } = card as StoryCard;
+  const { id, origin, ...fields } = card as StoryCard;
   checkId(`${field}.id`, id);
   try {
     checkCardFields(fields);
+    if (origin !== undefined) checkCardOrigin(origin);
   } catch (error) {
     invalid(`${field}: ${(error as Error).message}`);
   }
@@ -200,6 +210,23 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
     case 'StoryCardRemoved':
       checkId('data.cardId', event.data.cardId);
       return;
+    case 'StoryCardsImported': {
+      const d = event.data;
+      checkId('data.book.id', d.book?.id);
+      if (before.lorebooks.some((book) => book.id === d.book.id)) {
+        invalid(`lorebook ${d.book.id} is already imported`);
+      }
+      if (d.mode !== 'merge' && d.mode !== 'replace') invalid('data.mode must be merge or replace');
+      if (!Array.isArray(d.cards)) invalid('data.cards must be a list');
+      const kept = d.mode === 'replace' ? 0 : before.cards.length;
+      if (kept + d.cards.length > LIMITS.storyCardsPerAdventure) {
+        throw new LimitExceededError(
+          `an adventure holds at most ${LIMITS.storyCardsPerAdventure} story cards (limit storyCardsPerAdventure)`,
+        );
+      }
+      d.cards.forEach((card, index) => checkStoryCard(`data.cards[${index}]`, card));
+      return;
+    }
     case 'PlayerActed': {
       const d = event.data;
       requireNoTurnInFlight(before);

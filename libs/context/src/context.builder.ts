@@ -45,6 +45,7 @@ import type {
 import { WINDOW_START, windowCovering, windowCoveringSync } from './history.window';
 import { lengthHint } from './length-hint';
 import { renderPersona } from './persona.render';
+import { activateLore, staticLore } from './lore/lore.activate';
 import {
   cacheableTokens,
   DEFAULT_HISTORY_MODE,
@@ -52,7 +53,6 @@ import {
   stableStart,
   type HistoryMode,
 } from './prompt-cache';
-import { matchCards } from './story-cards.match';
 import { DEFAULT_ENCODING, tokenizer, type Tokenizer } from './tokenizer';
 
 /** Actions from the end of history at which the author's note goes. */
@@ -80,6 +80,7 @@ interface Prepared {
   lengthNote: string;
   refusalNote: string;
   budget: ContextBudget;
+  staticCards: CardRecord[];
 }
 
 // BPE pre-tokenization glues the separator onto the runs of punctuation and whitespace around
@@ -182,6 +183,15 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
   addSystem('persona', renderPersona(head.persona));
   const plotEssentials = head.plotEssentials.trim();
   addSystem('plot_essentials', plotEssentials ? `Plot essentials:\n${plotEssentials}` : '');
+  // Always-on cards that render the same every turn belong to the static block: the prompt
+  // cache keeps them, and they leave the live lore budget to the cards that trigger.
+  const staticCards = staticLore(head.storyCards, {
+    user: loreUser(head),
+    seed: head.loreSeed ?? '',
+    countTokens: (text) => tok.countCached(text),
+    budget: Math.floor(head.settings.contextTokenBudget * CARD_BUDGET_SHARE),
+  });
+  addSystem('static_lore', staticCards.text);
 
   // ----- Live sections, which hold everything that changes -----
   // Built here and placed after the history. They are ordered from least to most volatile, so
@@ -259,7 +269,13 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
     lengthNote,
     refusalNote,
     budget: { reserved, available },
+    staticCards: staticCards.records,
   };
+}
+
+/** `{{user}}`: the persona's name, or how the second-person story names the player. */
+function loreUser(head: ContextHead): string {
+  return head.persona?.name.trim() || 'you';
 }
 
 /**
@@ -276,7 +292,11 @@ export function contextBudget(head: ContextHead, recent: readonly WindowAction[]
  * Built from the cached counts, each separator costed for the text it follows as it encodes in
  * the joined text; only the one action the cut falls inside is encoded.
  */
-function triggerText(window: readonly WindowAction[], available: number, tok: Tokenizer): string {
+function triggerParts(
+  window: readonly WindowAction[],
+  available: number,
+  tok: Tokenizer,
+): string[] {
   const parts: string[] = [];
   let remaining = available;
   for (let i = window.length - 1; i >= 0; i--) {
@@ -292,7 +312,7 @@ function triggerText(window: readonly WindowAction[], available: number, tok: To
     if (room > 0) parts.push(tok.lastTokens(action.text, room));
     break;
   }
-  return parts.reverse().join(SEPARATOR);
+  return parts.reverse();
 }
 
 /**
@@ -333,44 +353,36 @@ export function buildContext(input: ContextInput): BuiltContext {
   const blocks = stableBlocks(input, window, separatorTokens);
 
   // ----- Story cards: triggered by recent story text (the window history could fill) -----
-  // `stable`: the text from the oldest block start whose suffix fits `available` — what its
+  // `stable`: the texts from the oldest block start whose suffix fits `available` — what its
   // history could fill, as the seed's is the last `available` tokens of the window.
   const triggerStart = blocks
     ? stableStart(blocks.costs, blocks.before, blocks.blockTokens, available)
     : null;
-  const trigger =
+  const parts =
     triggerStart === null
-      ? triggerText(window, available, tok)
-      : window
-          .slice(triggerStart)
-          .map((action) => action.text)
-          .join(SEPARATOR);
-  const triggered = matchCards(input.storyCards, trigger);
-  const cardBudget = Math.floor(available * CARD_BUDGET_SHARE);
-  const cards: CardRecord[] = [];
-  const loreLines: string[] = [];
-  let loreTokens = 0;
-  for (const match of triggered) {
-    const line = `World Lore: ${match.entry.trim()}`;
-    const tokens = tok.countCached(line);
-    // A card that does not fit is skipped, not the end of the lore: a later, smaller card may
-    // still fit.
-    const included = loreTokens + tokens <= cardBudget;
-    if (included) {
-      loreLines.push(line);
-      loreTokens += tokens;
-    }
-    cards.push({ id: match.id, name: match.name, keyword: match.keyword, included });
-  }
+      ? triggerParts(window, available, tok)
+      : window.slice(triggerStart).map((action) => action.text);
+  // A card that does not fit is skipped, not the end of the lore: a later, smaller card may
+  // still fit (lore/lore.activate.ts).
+  const activated = activateLore(
+    input.storyCards,
+    { parts },
+    {
+      user: loreUser(input),
+      seed: input.loreSeed ?? '',
+      budget: Math.floor(available * CARD_BUDGET_SHARE),
+      countTokens: (text) => tok.countCached(text),
+      storyActions: input.totalActions,
+    },
+  );
+  const cards: CardRecord[] = [...prepared.staticCards, ...activated.records];
+  const loreLines = activated.lines;
+  const loreTokens = activated.tokens;
   const lore: Section | null = loreLines.length
     ? {
         label: 'world_lore',
-        text: loreLines.join(LORE_SEPARATOR),
-        tokens: joinedTokens(
-          tok,
-          loreLines.map((line) => ({ text: line, tokens: tok.countCached(line) })),
-          LORE_SEPARATOR,
-        ),
+        text: loreLines.map((line) => line.text).join(LORE_SEPARATOR),
+        tokens: joinedTokens(tok, loreLines, LORE_SEPARATOR),
       }
     : null;
 
@@ -425,20 +437,43 @@ export function buildContext(input: ContextInput): BuiltContext {
     tokens: joinedTokens(tok, parts, SEPARATOR),
   });
   const story: (Section | null)[] = [];
+  // What goes inside the history, by depth (actions from its end): the cards placed at a depth,
+  // and in `sliding` the author's note. Without depth cards this is the seed's one split.
+  const inserts: { at: number; section: Section }[] = [];
   if (prepared.authorsNote && mode === 'sliding') {
-    const pos = Math.max(0, included.length - AUTHORS_NOTE_DEPTH);
-    story.push(joined('history', included.slice(0, pos)));
-    story.push(section(tok, 'authors_note', prepared.authorsNote));
-    story.push(joined('recent_history', included.slice(pos)));
-  } else {
-    story.push(joined('history', included));
-    // `stable` puts the note right after the history, not three actions before its end: there,
-    // every turn moved the note and re-sent the three actions after it uncached (the next
-    // prompt has story where this one had the note). Right after the history it is still below
-    // every action, so it keeps its recency, and it is the least volatile of the live sections
-    // (only an edit changes it), so it heads them.
-    story.push(section(tok, 'authors_note', prepared.authorsNote));
+    inserts.push({
+      at: Math.max(0, included.length - AUTHORS_NOTE_DEPTH),
+      section: section(tok, 'authors_note', prepared.authorsNote),
+    });
   }
+  for (const entry of activated.depth) {
+    inserts.push({
+      at: Math.max(0, included.length - entry.depth),
+      section: { label: `lore_depth_${entry.role}`, text: entry.text, tokens: entry.tokens },
+    });
+  }
+  // Deeper first; at one depth the author's note first, then the cards in render order.
+  inserts.sort((a, b) => a.at - b.at);
+  let from = 0;
+  inserts.forEach((insert, i) => {
+    if (insert.at > from || i === 0) {
+      story.push(
+        joined(from === 0 ? 'history' : 'recent_history', included.slice(from, insert.at)),
+      );
+      from = insert.at;
+    }
+    story.push(insert.section);
+  });
+  story.push(
+    joined(from === 0 && inserts.length === 0 ? 'history' : 'recent_history', included.slice(from)),
+  );
+  // `stable` puts the note right after the history, not three actions before its end: there,
+  // every turn moved the note and re-sent the three actions after it uncached (the next
+  // prompt has story where this one had the note). Right after the history it is still below
+  // every action, so it keeps its recency, and it is the least volatile of the live sections
+  // (only an edit changes it), so it heads them. Depth cards stay inside the history in both
+  // modes.
+  if (mode !== 'sliding') story.push(section(tok, 'authors_note', prepared.authorsNote));
   // The live sections, ordered from least to most volatile. They go below the history so that
   // the history stays cached, and above the final sections so that those stay last.
   story.push(prepared.summary, lore, prepared.memories, prepared.state);
@@ -493,6 +528,7 @@ export function buildContext(input: ContextInput): BuiltContext {
         budget: settings.contextTokenBudget,
       },
       cards,
+      ...(activated.misses.length > 0 ? { cardsNotFired: activated.misses } : {}),
       memories: input.memories,
       history: {
         included: included.length,

@@ -54,13 +54,111 @@ export interface Persona {
   description: string;
 }
 
+/**
+ * How a card's `keys` text splits into keys. `plain` (native cards): comma-separated, each key
+ * trimmed. `aid` (AI Dungeon): comma-separated and never trimmed, because AID's guard keys such
+ * as `" Bob "` rely on their spaces. `lines` (imports from list formats: SillyTavern, Character
+ * Card books, NovelAI): one key per line, trimmed, so a key may hold a comma (`/a{1,3}/`).
+ */
+export type KeySyntax = 'plain' | 'aid' | 'lines';
+
+/** `keys`: fires on its keys; `always`: every turn; `inert`: never sent (config cards, scripts). */
+export type CardActivation = 'keys' | 'always' | 'inert';
+
+/**
+ * A secondary-key condition: `anyOf` (at least one present), `allOf` (all present), `noneOf`
+ * (none present), `notAllOf` (at least one absent). A card fires when a primary key matches and
+ * every condition holds. Empty key lists hold.
+ */
+export type ConditionMode = 'anyOf' | 'allOf' | 'noneOf' | 'notAllOf';
+
+export interface CardCondition {
+  mode: ConditionMode;
+  keys: string[];
+}
+
+/**
+ * Where a fired card's entry goes. `lore` (default): the live "World Lore" block. `depth`: into
+ * the history, `depth` actions from its end, as `role` (chat mode; a completion prompt renders
+ * it inline). A card with `activation: 'always'` and `lore` placement goes to the static block.
+ */
+export interface CardPlacement {
+  kind: 'lore' | 'depth';
+  depth?: number;
+  role?: 'system' | 'user' | 'assistant';
+}
+
+/** The part of the trigger window a card reads: its last `actions` actions or `chars` characters. */
+export interface CardScan {
+  actions?: number;
+  chars?: number;
+}
+
+/**
+ * Recursion: a fired card's entry is scanned for other cards' keys, up to MAX_LORE_RECURSION
+ * steps. Absent = no recursion (the seed's behaviour). `feedsOthers` false: this entry is not
+ * scanned (SillyTavern's preventRecursion); `triggeredByOthers` false: only the story fires it
+ * (excludeRecursion); `delayLevel` n: fires only from recursion step n on (delayUntilRecursion).
+ */
+export interface CardRecursion {
+  feedsOthers: boolean;
+  triggeredByOthers: boolean;
+  delayLevel?: number;
+}
+
 export interface StoryCard {
   id: string;
   name: string;
-  /** Comma-separated trigger keys. */
+  /** Trigger keys, split per `keySyntax`. A key shaped `/pattern/flags` is a regular expression. */
   keys: string;
   entry: string;
   type: string;
+  // Every field below is optional; absent, the card behaves as the seed's cards did.
+  /** Default `plain`. */
+  keySyntax?: KeySyntax;
+  /** Default true; a disabled card never fires. */
+  enabled?: boolean;
+  /** Default `keys`. */
+  activation?: CardActivation;
+  /**
+   * Default 100. Higher is considered first for the lore budget and rendered later (closer to
+   * the story's end); equal priorities keep card order.
+   */
+  priority?: number;
+  /** Default: ignore case, match inside words (the seed's rule). */
+  caseSensitive?: boolean;
+  wholeWords?: boolean;
+  /** Default: the whole window history could fill. */
+  scan?: CardScan;
+  conditions?: CardCondition[];
+  placement?: CardPlacement;
+  recursion?: CardRecursion;
+  /** What `{{char}}` renders as in this card (the character a card-embedded book belongs to). */
+  charName?: string;
+  /**
+   * Percent chance (0..100) that a card which fired is kept, drawn from the turn's seed
+   * (`ContextHead.loreSeed`), so a rebuild of the turn draws the same. Default 100.
+   */
+  probability?: number;
+  /** Inclusion groups: of the fired cards sharing a group name, one is kept (see CardGroup). */
+  group?: CardGroup;
+  /**
+   * Timed effects, in story actions on the current path. `delay`: cannot fire before the story
+   * has this many actions (SillyTavern's delay, V3's @@activate_only_after). Derived from the
+   * branch itself, so undo, retry and a branch switch never leak it.
+   */
+  timing?: { delay?: number };
+}
+
+/**
+ * SillyTavern's inclusion groups: per group, the highest-priority `override` member wins, else one
+ * member drawn by `weight` (default 100) from the turn's seed. A card in several groups must win
+ * each.
+ */
+export interface CardGroup {
+  names: string[];
+  weight?: number;
+  override?: boolean;
 }
 
 export interface UsedMemory {
@@ -104,6 +202,11 @@ export interface ContextHead {
   memories: RetrievedMemories | null;
   /** The take being retried: absent from history, card triggers and the rejection lookup. */
   excludeActionId?: string | null;
+  /**
+   * Seeds the lore's random macros (`{{random:…}}`, `{{roll:…}}`): the turn's id, which the log
+   * records, so a rebuild of the turn renders the same prompt. Absent: a fixed seed.
+   */
+  loreSeed?: string;
 }
 
 export interface ContextInput extends ContextHead {
@@ -127,6 +230,27 @@ export interface CardRecord {
   name: string;
   keyword: string;
   included: boolean;
+  /**
+   * How a card fired when it was not by a key in the story: `always` (always-on) or `recursion`
+   * (a key in another fired card's entry, at recursion `step`). Absent on key matches, so the
+   * seed's reports stay byte-identical.
+   */
+  reason?: 'always' | 'recursion';
+  step?: number;
+  /** Where it went when it is not the live lore block: `static` or `depth`. */
+  placement?: 'static' | 'depth';
+}
+
+/** A card that did not fire although a key of it appeared, and why (the report's `cardsNotFired`). */
+export interface CardMiss {
+  id: string;
+  name: string;
+  /**
+   * `condition` (secondary keys), `window` (outside its scan window), `regex` (a refused key),
+   * `probability` (its draw failed), `group` (another member of its inclusion group won).
+   */
+  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group' | 'delay';
+  detail?: string;
 }
 
 /** The seed's context report, field for field (hence the snake_case keys). */
@@ -140,6 +264,8 @@ export interface ContextReport {
    */
   tokens: { total: number; budget: number };
   cards: CardRecord[];
+  /** Only when a card came near firing and did not (see CardMiss); absent otherwise. */
+  cardsNotFired?: CardMiss[];
   memories: RetrievedMemories | null;
   history: { included: number; total: number; oldest_truncated: boolean };
   cache: CacheReport;

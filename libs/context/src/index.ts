@@ -16,3 +16,13 @@ export {
   buildContext,
   contextBudget,
 } from './context.builder';
+export * from './lore/lore.keys';
+export * from './lore/lore.macros';
+export {
+  DEFAULT_PRIORITY,
+  MAX_LORE_RECURSION,
+  activateLore,
+  compileLore,
+  isStaticCard,
+  staticLore,
+} from './lore/lore.activate';

@@ -160,6 +160,113 @@ class StoryCardFieldsDto {
   @IsString()
   @MaxLength(LIMITS.proseChars, tooLong(LIMITS.proseChars))
   notes?: string;
+
+  // The lore fields (libs/context's StoryCard says what each does). Optional; in an edit, null
+  // puts the default back. Their ranges and nested shapes are the decider's to check.
+
+  @ApiPropertyOptional({
+    enum: ['plain', 'aid', 'lines'],
+    description:
+      'How `keys` splits: plain (commas, trimmed; default), aid (commas, spaces kept), lines (one key per line). A `/pattern/flags` key is a regex.',
+  })
+  @IsOptional()
+  @IsIn(['plain', 'aid', 'lines'])
+  keySyntax?: 'plain' | 'aid' | 'lines' | null;
+
+  @ApiPropertyOptional({ description: 'false: never fires. Default true.' })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean | null;
+
+  @ApiPropertyOptional({
+    enum: ['keys', 'always', 'inert'],
+    description: 'keys (default), always (every turn), inert (never sent).',
+  })
+  @IsOptional()
+  @IsIn(['keys', 'always', 'inert'])
+  activation?: 'keys' | 'always' | 'inert' | null;
+
+  @ApiPropertyOptional({
+    description: 'Default 100: higher is budgeted first and rendered closest to the story.',
+  })
+  @IsOptional()
+  @IsInt()
+  priority?: number | null;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean()
+  caseSensitive?: boolean | null;
+
+  @ApiPropertyOptional({ description: 'Single-word keys match whole words only.' })
+  @IsOptional()
+  @IsBoolean()
+  wholeWords?: boolean | null;
+
+  @ApiPropertyOptional({
+    description: '{actions?, chars?}: the end of the story the keys are looked for in.',
+    example: { actions: 2 },
+  })
+  @IsOptional()
+  @IsObject()
+  scan?: { actions?: number; chars?: number } | null;
+
+  @ApiPropertyOptional({
+    description:
+      'Secondary keys: [{mode: anyOf|allOf|noneOf|notAllOf, keys: [...]}], all must hold.',
+    example: [{ mode: 'anyOf', keys: ['ship'] }],
+  })
+  @IsOptional()
+  @IsArray()
+  conditions?: { mode: 'anyOf' | 'allOf' | 'noneOf' | 'notAllOf'; keys: string[] }[] | null;
+
+  @ApiPropertyOptional({
+    description: '{kind: lore|depth, depth?, role?: system|user|assistant}',
+    example: { kind: 'depth', depth: 2, role: 'system' },
+  })
+  @IsOptional()
+  @IsObject()
+  placement?: {
+    kind: 'lore' | 'depth';
+    depth?: number;
+    role?: 'system' | 'user' | 'assistant';
+  } | null;
+
+  @ApiPropertyOptional({
+    description: '{feedsOthers, triggeredByOthers, delayLevel?}: fired entries scanned for keys.',
+  })
+  @IsOptional()
+  @IsObject()
+  recursion?: { feedsOthers: boolean; triggeredByOthers: boolean; delayLevel?: number } | null;
+
+  @ApiPropertyOptional({
+    description: 'Percent chance a fired card is kept (seeded by the turn). Default 100.',
+  })
+  @IsOptional()
+  @IsNumber()
+  probability?: number | null;
+
+  @ApiPropertyOptional({
+    description: '{names, weight?, override?}: one winner per inclusion group.',
+    example: { names: ['weather'], weight: 100 },
+  })
+  @IsOptional()
+  @IsObject()
+  group?: { names: string[]; weight?: number; override?: boolean } | null;
+
+  @ApiPropertyOptional({
+    description: '{delay?}: not before the story has this many actions.',
+    example: { delay: 10 },
+  })
+  @IsOptional()
+  @IsObject()
+  timing?: { delay?: number } | null;
+
+  @ApiPropertyOptional({ description: 'What {{char}} renders as in this card.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(LIMITS.cardNameChars, tooLong(LIMITS.cardNameChars))
+  charName?: string | null;
 }
 
 export class StoryCardDto extends StoryCardFieldsDto {

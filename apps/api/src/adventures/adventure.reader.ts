@@ -129,7 +129,10 @@ export class AdventureReader {
       ...state.fields,
       placeholders: state.placeholders,
       settings: state.settings,
-      storyCards: state.cards,
+      // An imported card's source entry is for export (GET …/story-cards/export), not every read.
+      storyCards: state.cards.map(({ origin, ...card }) =>
+        origin ? { ...card, origin: { format: origin.format, bookId: origin.bookId } } : card,
+      ),
       storySummary: storySummary(state),
       narrativeState: state.narrative,
       head: state.head,

@@ -11,8 +11,11 @@ import {
   Post,
   Put,
   Query,
+  Req,
+  Res,
 } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import {
   CorrectNarrativeStateDto,
   CreateAdventureDto,
@@ -27,6 +30,8 @@ import { AdventureCommandsUseCase } from './adventure-commands.use-case';
 import { AdventureReader } from './adventure.reader';
 import { ContextPreviewUseCase } from './context-preview.use-case';
 import { CreateAdventureUseCase } from './create-adventure.use-case';
+import { LoreExportQuery, LoreImportQuery } from './lore.dto';
+import { StoryCardLoreUseCase } from './story-card-lore.use-case';
 import { ActionsPageQuery, AdventuresPageQuery, EventsPageQuery } from './paging.dto';
 
 @ApiTags('adventures')
@@ -37,6 +42,7 @@ export class AdventuresController {
     private readonly commands: AdventureCommandsUseCase,
     private readonly reader: AdventureReader,
     private readonly contextPreview: ContextPreviewUseCase,
+    private readonly lore: StoryCardLoreUseCase,
   ) {}
 
   @Post()
@@ -109,6 +115,41 @@ export class AdventuresController {
   @ApiOperation({ summary: 'Add a story card' })
   addCard(@Param('id') id: string, @Body() body: StoryCardDto) {
     return this.commands.addCard(id, body);
+  }
+
+  @Post(':id/story-cards/import')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary:
+      'Import a lore file (AI Dungeon, SillyTavern, Character Card V2/V3 JSON/PNG/.charx, NovelAI, KoboldAI Lite) as story cards',
+  })
+  @ApiConsumes('application/octet-stream', 'application/json', 'image/png', 'application/zip')
+  @ApiBody({ description: 'The file itself.', schema: { type: 'string', format: 'binary' } })
+  @ApiResponse({ status: 200, description: '{format, imported, skipped, report, version}' })
+  @ApiResponse({ status: 400, description: 'The file is malformed: the message says how' })
+  importCards(@Param('id') id: string, @Query() query: LoreImportQuery, @Req() req: Request) {
+    return this.lore.import(id, req.body, query);
+  }
+
+  @Get(':id/story-cards/export')
+  @ApiOperation({
+    summary:
+      'The story cards as a lore file; what the format cannot hold is listed in the Chronicle-Lore-Warnings header (JSON)',
+  })
+  async exportCards(
+    @Param('id') id: string,
+    @Query() query: LoreExportQuery,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    const exported = await this.lore.export(id, query);
+    // JSON in a header, kept to ASCII (a header value cannot carry more).
+    const warnings = JSON.stringify(exported.warnings).replace(
+      /[^\x20-\x7e]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+    res.setHeader('Chronicle-Lore-Warnings', warnings);
+    res.setHeader('Content-Disposition', `attachment; filename="${exported.fileName}"`);
+    return exported.file;
   }
 
   @Patch(':id/story-cards/:cardId')

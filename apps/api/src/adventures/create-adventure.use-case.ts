@@ -60,7 +60,8 @@ export class CreateAdventureUseCase {
 /** A card as the decider takes it; a card sent without an id gets one here. */
 export function storyCardInput(card: StoryCardDto): StoryCardInput {
   return {
-    ...definedOnly(card),
+    // A null here is refused by the decider by name (null only resets a field in an edit).
+    ...(definedOnly(card) as Partial<StoryCardInput>),
     id: card.id ?? randomUUID(),
     name: card.name,
     keys: card.keys ?? '',

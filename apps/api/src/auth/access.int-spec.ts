@@ -290,7 +290,7 @@ describe('access to every /v1 route', () => {
       expect(JSON.stringify(plot.body.message)).toMatch(/50000/);
     });
 
-    it('story cards per adventure over 200: 422 naming the limit', async () => {
+    it('story cards per adventure over 5,000: 422 naming the limit', async () => {
       const cards = Array.from({ length: LIMITS.storyCardsPerAdventure + 1 }, (_, i) => ({
         name: `Card ${i}`,
         keys: `k${i}`,
@@ -301,7 +301,7 @@ describe('access to every /v1 route', () => {
         storyCards: cards,
       });
       expect(reply.status).toBe(422);
-      expect(reply.body.message).toMatch(/at most 200 story cards/);
+      expect(reply.body.message).toMatch(/at most 5000 story cards/);
     });
 
     it('adventures per user over 100: 422 naming the limit', async () => {

@@ -9,6 +9,10 @@ import { rawPathOf } from '../auth/open-paths';
 const IMPORT_PATH = '/v1/adventures/import';
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const IMPORT_TYPES = /^(application\/x-ndjson|text\/plain)\s*(;|$)/i;
+/** A lore file (POST /v1/adventures/:id/story-cards/import) is sent as itself. */
+const LORE_IMPORT_PATH = /^\/v1\/adventures\/[^/]+\/story-cards\/import$/;
+const LORE_TYPES =
+  /^(application\/json|application\/octet-stream|image\/png|application\/zip|application\/x-zip-compressed|text\/plain)\s*(;|$)/i;
 
 function hasBody(req: IncomingMessage): boolean {
   return (
@@ -25,11 +29,15 @@ function hasBody(req: IncomingMessage): boolean {
 export function acceptedContentTypes(req: Request, res: Response, next: NextFunction): void {
   if (!hasBody(req)) return next();
   const type = req.headers['content-type'] ?? '';
-  const isImport = rawPathOf(req.url) === IMPORT_PATH;
-  if ((isImport ? IMPORT_TYPES : JSON_TYPE).test(type)) return next();
+  const path = rawPathOf(req.url);
+  const isImport = path === IMPORT_PATH;
+  const isLore = LORE_IMPORT_PATH.test(path);
+  if ((isImport ? IMPORT_TYPES : isLore ? LORE_TYPES : JSON_TYPE).test(type)) return next();
   const accepted = isImport
     ? 'application/x-ndjson (or text/plain), as GET /v1/adventures/:id/export sends it'
-    : 'application/json';
+    : isLore
+      ? 'the lore file itself: application/json, application/octet-stream, image/png, application/zip or text/plain'
+      : 'application/json';
   const got = type === '' ? 'no Content-Type' : `Content-Type ${type.slice(0, 100)}`;
   res
     .status(415)

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import { LIMITS } from '@chronicle/adventure';
 import { QueueName, QueueProducer } from '@chronicle/queue';
 import { aScenario, startApiHarness, type ApiHarness } from '../api.harness';
 
@@ -63,9 +64,9 @@ describe('import limits', () => {
       /settings\.maxOutputTokens must be between 1 and 100000/,
     ],
     [
-      '300 story cards',
+      'one story card past the limit',
       (e: ExportLine) =>
-        (e.data.storyCards = Array.from({ length: 300 }, (_, i) => ({
+        (e.data.storyCards = Array.from({ length: LIMITS.storyCardsPerAdventure + 1 }, (_, i) => ({
           id: `c${i}`,
           name: `Card ${i}`,
           keys: '',

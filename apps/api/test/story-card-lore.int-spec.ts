@@ -1,0 +1,208 @@
+import { LIMITS } from '@chronicle/adventure';
+import { base64Json, characterCardV2, pngWithText, sillyTavernWorld } from '@chronicle/lore';
+import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
+
+// The story-card lore routes over HTTP, on the real API, Postgres and Redis.
+
+let api: ApiHarness;
+
+beforeAll(async () => {
+  api = await startApiHarness();
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+async function anAdventure(): Promise<string> {
+  const created = await api.request('POST', '/v1/adventures', aScenario());
+  expect(created.status).toBe(201);
+  return created.body.id as string;
+}
+
+const send = (path: string, body: Buffer, contentType = 'application/octet-stream') =>
+  fetch(`${api.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${api.apiKey}`, 'content-type': contentType },
+    body,
+  });
+
+describe('POST /v1/adventures/:id/story-cards/import', () => {
+  it('imports a SillyTavern world as one event, reports what it keeps only verbatim, and exports it back unchanged', async () => {
+    const id = await anAdventure();
+    const file = JSON.stringify(sillyTavernWorld());
+    const imported = await api.request('POST', `/v1/adventures/${id}/story-cards/import`, file);
+    expect(imported.status).toBe(200);
+    expect(imported.body).toMatchObject({
+      format: 'sillytavern',
+      imported: 7,
+      skipped: 0,
+      version: 2,
+      report: {
+        keptOnlyVerbatim: [{ card: 'Captain', features: ['sticky'] }],
+        badRegexes: [{ card: 'Bad regex', key: '/(a+)+$/' }],
+        unknownMacros: [{ card: 'Bad regex', macros: ['{{time}}'] }],
+      },
+    });
+    const log = await api.request('GET', `/v1/adventures/${id}/events?after=1`);
+    expect(log.body.events.map((e: { type: string }) => e.type)).toEqual(['StoryCardsImported']);
+
+    const read = await api.request('GET', `/v1/adventures/${id}`);
+    expect(read.body.storyCards).toHaveLength(8);
+    expect(read.body.storyCards[1]).toMatchObject({
+      name: 'Harbour',
+      keySyntax: 'lines',
+      origin: { format: 'sillytavern', bookId: imported.body.bookId },
+    });
+    expect(read.body.storyCards[1].origin.raw).toBeUndefined();
+
+    const exported = await api.request(
+      'GET',
+      `/v1/adventures/${id}/story-cards/export?format=sillytavern`,
+    );
+    expect(exported.status).toBe(200);
+    // The adventure's own native card joins the book as a new entry; the imported ones are as sent.
+    const { entries, ...book } = exported.body;
+    expect(book).toEqual({ name: 'Harbour Town', extensions: { chronicle_test: true } });
+    for (const [uid, entry] of Object.entries(sillyTavernWorld().entries)) {
+      expect(entries[uid]).toEqual(entry);
+    }
+    expect(entries['7']).toMatchObject({ comment: 'Old Tom', key: ['tom', 'ferryman'] });
+    expect(JSON.parse(exported.headers.get('chronicle-lore-warnings')!)).toEqual([]);
+    expect(exported.headers.get('content-disposition')).toMatch(/world\.json/);
+
+    const aid = await api.request('GET', `/v1/adventures/${id}/story-cards/export?format=aid`);
+    expect(JSON.parse(aid.headers.get('chronicle-lore-warnings')!)).toEqual(
+      expect.arrayContaining([
+        'secondary-key conditions: 1 card',
+        'AI Dungeon replaces every story card on import',
+      ]),
+    );
+  });
+
+  it('fires the imported cards in the context: the always-on entry in the static block, with the report saying why', async () => {
+    const id = await anAdventure();
+    await api.request(
+      'POST',
+      `/v1/adventures/${id}/story-cards/import`,
+      JSON.stringify(sillyTavernWorld()),
+    );
+    const preview = await api.request('POST', `/v1/adventures/${id}/context/preview`);
+    expect(preview.status).toBe(200);
+    const report = preview.body.report ?? preview.body;
+    const sections = report.sections as { label: string; text: string }[];
+    expect(sections.find((s) => s.label === 'static_lore')?.text).toBe(
+      'World Lore: Write in short, salt-stung sentences.',
+    );
+    expect(report.cards).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'Style',
+          reason: 'always',
+          placement: 'static',
+          included: true,
+        }),
+      ]),
+    );
+  });
+
+  it('an adventure holding an imported book moves: its export imports elsewhere, cards and source kept', async () => {
+    const id = await anAdventure();
+    await api.request(
+      'POST',
+      `/v1/adventures/${id}/story-cards/import`,
+      JSON.stringify(sillyTavernWorld()),
+    );
+    const log = await fetch(`${api.baseUrl}/v1/adventures/${id}/export`, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
+    });
+    expect(log.status).toBe(200);
+    const moved = await api.request('POST', '/v1/adventures/import', await log.text(), {
+      'content-type': 'application/x-ndjson',
+    });
+    expect(moved.status).toBe(201);
+    const copy = moved.body.adventureId ?? moved.body.id;
+    const exported = await api.request(
+      'GET',
+      `/v1/adventures/${copy}/story-cards/export?format=sillytavern`,
+    );
+    expect(exported.body.entries['3']).toEqual(sillyTavernWorld().entries['3']);
+  });
+
+  it('reads a PNG character card, replacing the cards with mode=replace', async () => {
+    const id = await anAdventure();
+    const png = pngWithText({ chara: base64Json(characterCardV2()) });
+    const response = await send(
+      `/v1/adventures/${id}/story-cards/import?mode=replace`,
+      png,
+      'image/png',
+    );
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ format: 'ccv2', imported: 3 });
+    const read = await api.request('GET', `/v1/adventures/${id}`);
+    expect(read.body.storyCards.map((c: { name: string }) => c.name)).toEqual([
+      'Lamp oil',
+      'Keeper',
+      'Rations',
+    ]);
+  });
+
+  it('answers a malformed file with a 400 naming the problem, and writes nothing', async () => {
+    const id = await anAdventure();
+    const cases: [Buffer, RegExp][] = [
+      [Buffer.from('{"entries": '), /not valid JSON/],
+      [pngWithText({ Comment: 'x' }), /no "chara" or "ccv3" text chunk/],
+      [Buffer.from('{"hello": 1}'), /name one with \?format=/],
+    ];
+    for (const [body, message] of cases) {
+      const response = await send(`/v1/adventures/${id}/story-cards/import`, body);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { message: string }).message).toMatch(message);
+    }
+    const bad = await api.request(
+      'POST',
+      `/v1/adventures/${id}/story-cards/import?format=word`,
+      '[]',
+    );
+    expect(bad.status).toBe(400);
+    const read = await api.request('GET', `/v1/adventures/${id}`);
+    expect(read.body.version).toBe(1);
+  });
+
+  it('refuses a file over the size limit with 413', async () => {
+    const id = await anAdventure();
+    const response = await send(
+      `/v1/adventures/${id}/story-cards/import`,
+      Buffer.alloc(LIMITS.loreFileBytes + 1, 32),
+    );
+    expect(response.status).toBe(413);
+  });
+});
+
+describe('PATCH /v1/adventures/:id/story-cards/:cardId with the lore fields', () => {
+  it('sets and resets them, and refuses a bad one by name', async () => {
+    const id = await anAdventure();
+    const read = await api.request('GET', `/v1/adventures/${id}`);
+    const cardId = read.body.storyCards[0].id as string;
+    const path = `/v1/adventures/${id}/story-cards/${cardId}`;
+    const edited = await api.request('PATCH', path, {
+      priority: 250,
+      activation: 'always',
+      conditions: [{ mode: 'anyOf', keys: ['river'] }],
+      placement: { kind: 'depth', depth: 2, role: 'system' },
+    });
+    expect(edited.status).toBe(200);
+    expect(edited.body.card).toMatchObject({
+      priority: 250,
+      activation: 'always',
+      placement: { depth: 2 },
+    });
+    const reset = await api.request('PATCH', path, { placement: null });
+    expect(reset.body.card.placement).toBeUndefined();
+    const bad = await api.request('PATCH', path, { scan: { messages: 2 } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.message).toMatch(/card\.scan\.messages is not a field of card\.scan/);
+    const wrong = await api.request('PATCH', path, { activation: 'sometimes' });
+    expect(wrong.status).toBe(400);
+  });
+});
