@@ -1,0 +1,3 @@
+export * from './sandbox.pool';
+export type { CompileProblem } from './sandbox.protocol';
+export { HARNESS_SOURCE } from './sandbox.harness';
