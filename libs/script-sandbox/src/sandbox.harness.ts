@@ -42,15 +42,6 @@ export const HARNESS_SOURCE = `(function () {
   function globalStop() { return typeof stop === 'undefined' ? undefined : stop; }
   function globalState() { return typeof state === 'undefined' ? undefined : state; }
 
-  function deepFreeze(value) {
-    if (value !== null && typeof value === 'object') {
-      const names = keysOf(value);
-      for (let i = 0; i < names.length; i++) deepFreeze(value[names[i]]);
-      freeze(value);
-    }
-    return value;
-  }
-
   return function init(json) {
     const input = parse(json);
     const lines = [];
@@ -139,9 +130,11 @@ export const HARNESS_SOURCE = `(function () {
       stop: false,
       state: startState,
       storyCards: input.storyCards,
-      history: deepFreeze(history),
-      info: deepFreeze(info),
-      memory: deepFreeze(input.memory),
+      // Copies made for this run: a script may write to them (some pop or sort history), and
+      // nothing of them is read back, so the writes are ignored.
+      history: history,
+      info: info,
+      memory: input.memory,
       log: log,
       console: consoleObject,
       sandboxConsole: consoleObject,
