@@ -86,6 +86,11 @@ export function ownerMessage(error: unknown): string {
 function classify(error: unknown, entry: CachedIsolate): HookRunResponse['outcome'] {
   const message = error instanceof Error ? error.message : String(error);
   if (entry.isolate.isDisposed || /memory limit/i.test(message)) return 'memory';
+  // V8's own size caps (a string past ~512 MB, an ArrayBuffer it cannot allocate) are memory
+  // bombs that stopped before the heap limit.
+  if (/Invalid (string|array|typed array) length|Array buffer allocation failed/.test(message)) {
+    return 'memory';
+  }
   if (/execution timed out/i.test(message)) return 'timeout';
   return 'failed';
 }
