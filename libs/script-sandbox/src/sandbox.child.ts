@@ -40,8 +40,21 @@ function newIsolate(memoryLimitMb: number): CachedIsolate {
   return { isolate, memoryLimitMb, harness, scripts: new Map() };
 }
 
+function isolateKey(request: HookRunRequest): string {
+  return `${request.owner}\u0000${request.scriptId}\u0000${request.version}`;
+}
+
+/** Whether a run sent without its sources can go ahead: its code is compiled here. */
+function hasCompiled(request: HookRunRequest): boolean {
+  const entry = isolates.get(isolateKey(request));
+  if (!entry || entry.isolate.isDisposed || entry.memoryLimitMb !== request.memoryLimitMb) {
+    return false;
+  }
+  return entry.scripts.has(request.hook) && (!request.library || entry.scripts.has('library'));
+}
+
 function isolateFor(request: HookRunRequest): CachedIsolate {
-  const key = `${request.owner}\u0000${request.scriptId}\u0000${request.version}`;
+  const key = isolateKey(request);
   let entry = isolates.get(key);
   if (entry && (entry.isolate.isDisposed || entry.memoryLimitMb !== request.memoryLimitMb)) {
     dispose(key, entry);
@@ -125,7 +138,7 @@ function run(request: HookRunRequest): HookRunResponse {
       timeout: left(),
       result: { reference: true },
     }) as unknown as ivm.Reference<(completion: unknown, failed?: boolean) => string>;
-    if (request.library.trim() !== '') {
+    if (request.library !== '') {
       compiled(entry, 'library', request.library).runSync(context, { timeout: left() });
     }
     const completion = compiled(entry, request.hook, request.source).runSync(context, {
@@ -206,6 +219,10 @@ process.on('message', (raw: unknown) => {
   const message = JSON.parse(raw) as ParentMessage;
   runs++;
   if (message.kind === 'run') {
+    if (message.sourcesOmitted && !hasCompiled(message.request)) {
+      send({ id: message.id, kind: 'need-sources' });
+      return;
+    }
     const response = run(message.request);
     const retire = retiring();
     send(

@@ -64,6 +64,13 @@ interface Child {
   watchdog: NodeJS.Timeout | null;
   /** Set when the watchdog killed it, so the job is answered as a timeout, not a crash. */
   killedByWatchdog: boolean;
+  /** Code this child has compiled, by sourceKey: its sources need not be sent again. */
+  compiled: Set<string>;
+}
+
+/** One hook's code at one version for one owner. */
+function sourceKey(request: HookRunRequest): string {
+  return `${request.owner}\u0000${request.scriptId}\u0000${request.version}\u0000${request.hook}`;
 }
 
 /** The built child: next to this file in dist, or dist's copy when running from sources. */
@@ -193,10 +200,32 @@ export class ScriptSandboxPool implements HookRunner {
         child.killedByWatchdog = true;
         child.process.kill('SIGKILL');
       }, job.limitMs + this.killGraceMs);
-      child.process.send(JSON.stringify(job.message), (error) => {
-        if (error) this.failChild(child, error);
-      });
+      this.send(child, job.message, true);
     }
+  }
+
+  private send(child: Child, message: ParentMessage, mayOmitSources: boolean): void {
+    let wire: ParentMessage = message;
+    if (message.kind === 'run') {
+      const known = mayOmitSources && child.compiled.has(sourceKey(message.request));
+      // The compiled set also marks a hook as compiled once it was sent in full, so the
+      // second run of a script sends only its inputs.
+      if (!known) child.compiled.add(sourceKey(message.request));
+      wire = known
+        ? {
+            ...message,
+            request: {
+              ...message.request,
+              library: message.request.library === '' ? '' : ' ',
+              source: '',
+            },
+            sourcesOmitted: true,
+          }
+        : { ...message, sourcesOmitted: false };
+    }
+    child.process.send(JSON.stringify(wire), (error) => {
+      if (error) this.failChild(child, error);
+    });
   }
 
   private spawn(): void {
@@ -222,6 +251,7 @@ export class ScriptSandboxPool implements HookRunner {
       job: null,
       watchdog: null,
       killedByWatchdog: false,
+      compiled: new Set(),
     };
     this.children.add(child);
     processHandle.on('message', (raw: unknown) => this.onMessage(child, raw));
@@ -240,6 +270,11 @@ export class ScriptSandboxPool implements HookRunner {
     }
     const job = child.job;
     if (!job || job.id !== message.id) return;
+    if (message.kind === 'need-sources') {
+      // The child evicted the isolate (LRU, a timeout): send the run again in full.
+      this.send(child, job.message, false);
+      return;
+    }
     this.clearJob(child);
     if (message.retiring) {
       // It exits on its own; a replacement starts now so the pool keeps its size.

@@ -3,7 +3,12 @@
 import type { HookRunRequest, HookRunResponse, SourceField } from '@chronicle/scripting';
 
 export type ParentMessage =
-  | { id: number; kind: 'run'; request: HookRunRequest }
+  /**
+   * `sourcesOmitted`: the child compiled this (owner, script, version, hook) before, so the
+   * Library and hook sources (up to 4 MiB) are not sent again; a child that no longer has them
+   * answers `need-sources`.
+   */
+  | { id: number; kind: 'run'; request: HookRunRequest; sourcesOmitted?: boolean }
   | { id: number; kind: 'compile'; sources: Partial<Record<SourceField, string>> };
 
 export interface CompileProblem {
@@ -14,4 +19,5 @@ export interface CompileProblem {
 export type ChildMessage =
   | { kind: 'ready' }
   | { id: number; kind: 'ran'; response: HookRunResponse; retiring: boolean }
+  | { id: number; kind: 'need-sources' }
   | { id: number; kind: 'compiled'; problems: CompileProblem[]; retiring: boolean };
