@@ -12,6 +12,7 @@ import type {
   Usage,
 } from './adventure.events';
 import type { NarrativeCorrection } from './narrative.port';
+import type { ScriptInput } from './script.decider';
 
 /** A story card as a command gives it: the descriptive fields may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
@@ -44,6 +45,8 @@ export type CreateAdventure = {
     storyCards?: StoryCardInput[];
     canon?: Canon;
     settings?: Partial<AdventureSettings>;
+    /** The scenario's scripts, in run order (spec/scripting.md §0). */
+    scripts?: ScriptInput[];
   };
 };
 export type EditAdventure = { type: 'EditAdventure'; data: AdventureChanges };

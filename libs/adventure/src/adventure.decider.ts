@@ -30,6 +30,7 @@ import {
 } from './adventure.validation';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
+import { scriptsAdded } from './script.decider';
 
 /** The action id is taken: a resent request is answered from the log, not decided again. */
 export class DuplicateActionError extends ConflictError {
@@ -308,6 +309,7 @@ function create(
     if (ids.has(card.id)) throw new InvalidCommandError(`story card id ${card.id} is repeated`);
     ids.add(card.id);
   }
+  const scripts = scriptsAdded(data.scripts ?? [], 0);
   return [
     {
       type: 'AdventureCreated',
@@ -330,6 +332,7 @@ function create(
         },
       },
     },
+    ...scripts,
   ];
 }
 

@@ -6,6 +6,7 @@ import type { Persona as ContextPersona, StoryCard as ContextStoryCard } from '@
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
+import { SCRIPT_EVENT_SCHEMA_VERSIONS, type ScriptEvent } from './script.events';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
 
@@ -170,7 +171,8 @@ export type AdventureEvent =
   | ActionErased
   | NarrativeStateCorrected
   | StateEventRetconned
-  | MemoryEvent;
+  | MemoryEvent
+  | ScriptEvent;
 
 export type AdventureEventType = AdventureEvent['type'];
 
@@ -198,6 +200,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   NarrativeStateCorrected: 1,
   StateEventRetconned: 1,
   ...MEMORY_EVENT_SCHEMA_VERSIONS,
+  ...SCRIPT_EVENT_SCHEMA_VERSIONS,
 };
 
 export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_SCHEMA_VERSIONS) as AdventureEventType[];

@@ -12,15 +12,16 @@ import type {
 } from './adventure.events';
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
+import type { ScriptRecord } from './script.events';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. How a
+ * story tree is a NodeTable of buckets. 5: scenario scripts (`scripts`). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 4;
+export const projectorVersion = 5;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -122,6 +123,8 @@ export interface AdventureState {
   lastContext: LastContext | null;
   /** Memories, summary versions and their cursors (memory.projector.ts). */
   memory: MemoryBankState;
+  /** Scenario scripts in run order (script.projector.ts). */
+  scripts: ScriptRecord[];
 }
 
 // The story tree grows by two nodes a turn and a projection is never changed in place (see the
@@ -226,5 +229,6 @@ export function initialState(): AdventureState {
     recentTurns: [],
     lastContext: null,
     memory: emptyMemoryBank(),
+    scripts: [],
   };
 }
