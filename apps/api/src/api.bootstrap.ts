@@ -37,6 +37,12 @@ export function configureHttp(app: NestExpressApplication): void {
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
   );
+  // A script's Library may be 4 MiB of UTF-8 (SCRIPT_LIMITS), and a scenario (POST
+  // /v1/adventures) carries its scripts: those bodies may be larger.
+  app.use(
+    /^\/v1\/adventures(\/[^/]+\/scripts(\/[^/]+)?)?$/,
+    json({ limit: LIMITS.scriptBodyBytes, reviver: refusePrototypeKeys }),
+  );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys }));
   app.use(bodyErrors);
   app.useGlobalPipes(

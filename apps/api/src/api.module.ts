@@ -18,6 +18,9 @@ import { TurnsController } from './adventures/turns.controller';
 import { TurnsUseCase } from './adventures/turns.use-case';
 import { HealthController } from './health/health.controller';
 import { MemoriesModule } from './memories/memories.module';
+import { ScriptSandboxModule } from '@chronicle/script-sandbox';
+import { ScriptsController } from './scripts/scripts.controller';
+import { ScriptsUseCase } from './scripts/scripts.use-case';
 
 @Module({})
 export class ApiModule {
@@ -35,8 +38,15 @@ export class ApiModule {
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
         ReplayModule,
+        ScriptSandboxModule.forRoot(config),
       ],
-      controllers: [HealthController, AdventuresController, TurnsController, AdminController],
+      controllers: [
+        HealthController,
+        AdventuresController,
+        TurnsController,
+        ScriptsController,
+        AdminController,
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         AdventureIndexRepository,
@@ -47,6 +57,7 @@ export class ApiModule {
         TurnsUseCase,
         FollowTurnUseCase,
         ContextPreviewUseCase,
+        ScriptsUseCase,
       ],
       exports: [APP_CONFIG],
     };

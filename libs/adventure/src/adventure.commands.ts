@@ -12,7 +12,7 @@ import type {
   Usage,
 } from './adventure.events';
 import type { NarrativeCorrection } from './narrative.port';
-import type { ScriptInput } from './script.decider';
+import type { ScriptedInput, ScriptInput } from './script.decider';
 
 /** A story card as a command gives it: the descriptive fields may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
@@ -65,6 +65,8 @@ export type SubmitAction = {
     text: string;
     /** Ignored for continue, which writes no player action. */
     actionId: string;
+    /** What the adventure's onInput scripts made of the text (the API runs them first). */
+    script?: ScriptedInput;
   };
 };
 export type RequestRetry = { type: 'RequestRetry'; data: { turnId: string } };

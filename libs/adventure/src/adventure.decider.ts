@@ -30,7 +30,7 @@ import {
 } from './adventure.validation';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
-import { scriptsAdded } from './script.decider';
+import { scriptedSubmit, scriptsAdded } from './script.decider';
 
 /** The action id is taken: a resent request is answered from the log, not decided again. */
 export class DuplicateActionError extends ConflictError {
@@ -103,16 +103,17 @@ export function decide(
       const text =
         formatPlayerInput(inputType, checkText('text', command.data.text, { max })) ?? '';
       checkText('text', text, { max });
-      return [
-        {
-          type: 'PlayerActed',
-          data: {
-            turnId,
-            inputType,
-            action: { id: actionId, type: inputType, text, tokens: count(text) },
-          },
+      const acted: AdventureEvent & { type: 'PlayerActed' } = {
+        type: 'PlayerActed',
+        data: {
+          turnId,
+          inputType,
+          action: { id: actionId, type: inputType, text, tokens: count(text) },
         },
-      ];
+      };
+      return command.data.script
+        ? scriptedSubmit(acted, command.data.script, state, count)
+        : [acted];
     }
 
     case 'RequestRetry': {

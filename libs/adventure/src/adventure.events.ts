@@ -6,7 +6,7 @@ import type { Persona as ContextPersona, StoryCard as ContextStoryCard } from '@
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
-import { SCRIPT_EVENT_SCHEMA_VERSIONS, type ScriptEvent } from './script.events';
+import { SCRIPT_EVENT_SCHEMA_VERSIONS, type ScriptEvent, type ScriptSource } from './script.events';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
 
@@ -97,6 +97,8 @@ export interface PlayerActedData {
   inputType: InputType;
   /** null for `continue`, which writes no player action. */
   action: { id: string; type: PlayerActionType; text: string; tokens: number } | null;
+  /** Set when an onInput script changed the text: what the player typed, formatted. */
+  typedText?: string;
 }
 
 export interface NarratedData {
@@ -119,12 +121,19 @@ export interface NarratedData {
 
 export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };
 export type AdventureEdited = { type: 'AdventureEdited'; data: AdventureEditedData };
-export type StoryCardAdded = { type: 'StoryCardAdded'; data: { card: StoryCard } };
+/** `source`: set when a script's hook run made the change (spec §3.3). */
+export type StoryCardAdded = {
+  type: 'StoryCardAdded';
+  data: { card: StoryCard; source?: ScriptSource };
+};
 export type StoryCardEdited = {
   type: 'StoryCardEdited';
-  data: { cardId: string; changes: Partial<Omit<StoryCard, 'id'>> };
+  data: { cardId: string; changes: Partial<Omit<StoryCard, 'id'>>; source?: ScriptSource };
 };
-export type StoryCardRemoved = { type: 'StoryCardRemoved'; data: { cardId: string } };
+export type StoryCardRemoved = {
+  type: 'StoryCardRemoved';
+  data: { cardId: string; source?: ScriptSource };
+};
 export type PlayerActed = { type: 'PlayerActed'; data: PlayerActedData };
 export type RetryRequested = {
   type: 'RetryRequested';

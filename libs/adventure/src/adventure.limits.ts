@@ -27,6 +27,8 @@ export const LIMITS = Object.freeze({
   adventuresPerUser: 100,
   /** A JSON request body; a creation with dozens of full cards fits. */
   bodyBytes: 2 * MB,
+  /** A script's sources (a 4 MiB Library, SCRIPT_LIMITS, escaped as JSON). */
+  scriptBodyBytes: 16 * MB,
   /** An import carries a whole event log as NDJSON or JSON. */
   importBodyBytes: 20 * MB,
 });

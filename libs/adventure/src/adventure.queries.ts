@@ -79,7 +79,8 @@ export type TurnStatus =
   | { status: 'queued'; actionId: string | null }
   | { status: 'done'; actionId: string }
   | { status: 'failed'; error: string }
-  | { status: 'cancelled' };
+  | { status: 'cancelled' }
+  | { status: 'stopped'; message: string };
 
 /**
  * A turn's status from the projection, or null when the projection no longer knows it (only
@@ -99,6 +100,8 @@ export function turnStatus(state: AdventureState, turnId: string): TurnStatus | 
       return { status: 'failed', error: outcome.error ?? '' };
     case 'cancelled':
       return { status: 'cancelled' };
+    case 'stopped':
+      return { status: 'stopped', message: outcome.error ?? '' };
   }
 }
 

@@ -12,7 +12,7 @@ import type {
 } from './adventure.events';
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
-import type { ScriptRecord } from './script.events';
+import type { ScriptHookRanData, ScriptRecord } from './script.events';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
@@ -71,7 +71,8 @@ export interface TurnInFlight {
   requestedAtVersion: number;
 }
 
-export type TurnOutcomeStatus = 'done' | 'failed' | 'cancelled';
+/** `stopped`: a script stopped the turn before the model was called (`error` holds its message). */
+export type TurnOutcomeStatus = 'done' | 'failed' | 'cancelled' | 'stopped';
 
 export interface TurnOutcome {
   turnId: string;
@@ -125,6 +126,10 @@ export interface AdventureState {
   memory: MemoryBankState;
   /** Scenario scripts in run order (script.projector.ts). */
   scripts: ScriptRecord[];
+  /** Script states by the story node that recorded them, then by script (scriptStateAtHead). */
+  scriptStates: Record<string, Record<string, Record<string, unknown>>>;
+  /** The newest hook runs (SCRIPT_RUNS_KEPT), newest last: the scripts' logs route. */
+  scriptRuns: ScriptHookRanData[];
 }
 
 // The story tree grows by two nodes a turn and a projection is never changed in place (see the
@@ -230,5 +235,7 @@ export function initialState(): AdventureState {
     lastContext: null,
     memory: emptyMemoryBank(),
     scripts: [],
+    scriptStates: {},
+    scriptRuns: [],
   };
 }

@@ -16,6 +16,7 @@ export * from './memory.decider';
 export { MemoryProjectionError } from './memory.projector';
 export * from './script.events';
 export * from './script.decider';
+export { scriptStateAtHead } from './script.projector';
 export type { NarrativeCorrection } from './narrative.port';
 // Test factories are pure and small; exported so other libs' and apps' tests build histories
 // through the alias (the only way they may import this lib).

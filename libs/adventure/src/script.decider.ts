@@ -1,7 +1,14 @@
 // What the owner's script commands append. Pure: ids come from the caller, and the syntax of a
 // source is checked before a command is made (only a JavaScript engine can say, and the engine
 // lives in the sandbox); sizes, names and the run order are checked here.
-import { SCRIPT_LIMITS, sourceSizeProblems } from '@chronicle/scripting';
+import {
+  SCRIPT_LIMITS,
+  sourceSizeProblems,
+  type CardOp,
+  type SandboxCard,
+} from '@chronicle/scripting';
+import type { AdventureEvent, PlayerActed, StoryCard } from './adventure.events';
+import { LIMITS } from './adventure.limits';
 import {
   InvalidCommandError,
   LimitExceededError,
@@ -10,7 +17,15 @@ import {
 } from './adventure.errors';
 import type { AdventureState } from './adventure.state';
 import { checkId, checkText } from './adventure.validation';
-import type { ScriptChanges, ScriptEvent, ScriptRecord } from './script.events';
+import {
+  SCRIPT_LOG_LINE_CHARS,
+  SCRIPT_LOG_LINES_KEPT,
+  type ScriptChanges,
+  type ScriptEvent,
+  type ScriptHookName,
+  type ScriptHookRanData,
+  type ScriptRecord,
+} from './script.events';
 
 export interface ScriptInput {
   id: string;
@@ -128,4 +143,174 @@ export function decideScript(command: ScriptCommand, state: AdventureState): Scr
       return [{ type: 'ScriptsReordered', data: { ids: [...ids] } }];
     }
   }
+}
+
+/** What an onInput chain produced, as the API hands it to the decider with SubmitAction. */
+export interface ScriptedInput {
+  /** The chain's text (formatted as the player action is stored), unless it stopped. */
+  text: string;
+  stopped: boolean;
+  stopMessage: string;
+  /** The script that stopped the chain. */
+  stoppedBy: string | null;
+  runs: Omit<ScriptHookRanData, 'turnId'>[];
+  states: Record<string, Record<string, unknown>>;
+  cardOps: { scriptId: string; op: CardOp }[];
+  messages: { scriptId: string; message: { text: string; visibleTo?: string[] } }[];
+}
+
+const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Script text made storable: the decider's text rules refuse what a player could fix. */
+export function storableText(text: string, max: number): string {
+  return text
+    .replace(/\u0000/g, '')
+    .replace(LONE_SURROGATES, '\uFFFD')
+    .slice(0, max);
+}
+
+function cardFromScript(card: SandboxCard): StoryCard {
+  return {
+    id: card.id.slice(0, LIMITS.idChars),
+    name: storableText(card.title, LIMITS.cardNameChars),
+    keys: storableText(card.keys, LIMITS.proseChars),
+    entry: storableText(card.entry, LIMITS.proseChars),
+    type: storableText(card.type, LIMITS.cardNameChars),
+    notes: storableText(card.description, LIMITS.proseChars),
+  };
+}
+
+/**
+ * The events of one hook's script effects, attached to `actionId` (the story node the turn
+ * wrote, or the head when the turn stopped before writing one): every run, each changed
+ * state, the card changes, the messages.
+ */
+export function scriptEffects(
+  turnId: string,
+  hook: ScriptHookName,
+  actionId: string,
+  result: Pick<ScriptedInput, 'runs' | 'states' | 'cardOps' | 'messages'>,
+  state: AdventureState,
+): AdventureEvent[] {
+  const events: AdventureEvent[] = [];
+  for (const run of result.runs) {
+    events.push({
+      type: 'ScriptHookRan',
+      data: {
+        ...run,
+        turnId,
+        logs: run.logs
+          .slice(0, SCRIPT_LOG_LINES_KEPT)
+          .map((line) => storableText(line, SCRIPT_LOG_LINE_CHARS)),
+        ...(run.error ? { error: storableText(run.error, SCRIPT_LOG_LINE_CHARS) } : {}),
+      },
+    });
+  }
+  const known = new Set(state.scripts.map((s) => s.id));
+  for (const [scriptId, scriptState] of Object.entries(result.states)) {
+    if (!known.has(scriptId)) continue;
+    events.push({ type: 'ScriptStateChanged', data: { scriptId, actionId, state: scriptState } });
+  }
+  const cards = new Set(state.cards.map((c) => c.id));
+  let count = state.cards.length;
+  for (const { scriptId, op } of result.cardOps) {
+    const source = { scriptId, hook, turnId };
+    switch (op.op) {
+      case 'added': {
+        // A script never makes the turn fail: a card past the adventure's limit is not kept.
+        if (count >= LIMITS.storyCardsPerAdventure) continue;
+        const card = cardFromScript(op.card);
+        if (cards.has(card.id)) continue;
+        cards.add(card.id);
+        count++;
+        events.push({ type: 'StoryCardAdded', data: { card, source } });
+        break;
+      }
+      case 'updated': {
+        if (!cards.has(op.id)) continue;
+        const full = cardFromScript({
+          id: op.id,
+          title: op.fields.title ?? '',
+          keys: op.fields.keys ?? '',
+          type: op.fields.type ?? '',
+          entry: op.fields.entry ?? '',
+          description: op.fields.description ?? '',
+        });
+        const changes: Partial<Omit<StoryCard, 'id'>> = {};
+        if (op.fields.title !== undefined) changes.name = full.name;
+        if (op.fields.keys !== undefined) changes.keys = full.keys;
+        if (op.fields.type !== undefined) changes.type = full.type;
+        if (op.fields.entry !== undefined) changes.entry = full.entry;
+        if (op.fields.description !== undefined) changes.notes = full.notes;
+        events.push({ type: 'StoryCardEdited', data: { cardId: op.id, changes, source } });
+        break;
+      }
+      case 'removed':
+        if (!cards.has(op.id)) continue;
+        cards.delete(op.id);
+        count--;
+        events.push({ type: 'StoryCardRemoved', data: { cardId: op.id, source } });
+        break;
+      case 'reordered':
+        events.push({
+          type: 'StoryCardsReordered',
+          data: { order: op.order.filter((id) => cards.has(id)), source },
+        });
+        break;
+    }
+  }
+  for (const { scriptId, message } of result.messages) {
+    events.push({
+      type: 'ScriptMessagePosted',
+      data: {
+        turnId,
+        scriptId,
+        message: message.text,
+        ...(message.visibleTo ? { visibleTo: message.visibleTo } : {}),
+      },
+    });
+  }
+  return events;
+}
+
+/**
+ * SubmitAction after onInput: the player action stores the script's text (the typed text kept
+ * beside it), or, when a script stopped the turn, no action is written at all and the turn
+ * ends as `TurnStoppedByScript`. The effects go in the same append.
+ */
+export function scriptedSubmit(
+  acted: PlayerActed,
+  script: ScriptedInput,
+  state: AdventureState,
+  countTokens: (text: string) => number,
+): AdventureEvent[] {
+  const { turnId, action } = acted.data;
+  if (!action) return [acted];
+  if (script.stopped) {
+    return [
+      {
+        type: 'TurnStoppedByScript',
+        data: {
+          turnId,
+          hook: 'input',
+          scriptId: script.stoppedBy ?? '',
+          message: storableText(script.stopMessage, SCRIPT_LIMITS.messageChars),
+        },
+      },
+      ...scriptEffects(turnId, 'input', state.head ?? '', script, state),
+    ];
+  }
+  const text = storableText(script.text, LIMITS.actionChars);
+  const scripted: PlayerActed =
+    text === action.text
+      ? acted
+      : {
+          type: 'PlayerActed',
+          data: {
+            ...acted.data,
+            action: { ...action, text, tokens: countTokens(text) },
+            typedText: action.text,
+          },
+        };
+  return [scripted, ...scriptEffects(turnId, 'input', action.id, script, state)];
 }

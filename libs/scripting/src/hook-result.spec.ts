@@ -1,4 +1,4 @@
-import { AID_MESSAGES, judgeHookResult } from './hook-result';
+import { AID_MESSAGES, inputForScripts, inputFromScripts, judgeHookResult } from './hook-result';
 
 describe('judgeHookResult', () => {
   it('input: stop, null text and "" stop the turn; "" with the notice (C5, C6)', () => {
@@ -43,5 +43,15 @@ describe('judgeHookResult', () => {
     expect(judgeHookResult('input', 'x', { text: 'y'.repeat(20_001), stop: false })).toMatchObject({
       kind: 'invalid',
     });
+  });
+});
+
+describe('the AID shape of onInput text', () => {
+  it('wraps do and say in newlines for the script and takes one of each off the result', () => {
+    expect(inputForScripts('do', '> You climb.')).toBe('\n> You climb.\n');
+    expect(inputFromScripts('do', '\n> You climb.!\n')).toBe('> You climb.!');
+    expect(inputFromScripts('say', '> You say "hi."')).toBe('> You say "hi."');
+    expect(inputForScripts('story', ' The sea.')).toBe(' The sea.');
+    expect(inputFromScripts('story', '\nThe sea.\n')).toBe('\nThe sea.\n');
   });
 });

@@ -68,3 +68,20 @@ export function judgeHookResult(
       return { kind: 'text', text };
   }
 }
+
+/**
+ * AI Dungeon hands onInput a do or say as "\n> You go to the store.\n" (scripts match on that
+ * shape); Chronicle stores "> You go to the store.". The newlines are added for the script and
+ * one of each taken off its result; a story action is passed as typed.
+ */
+export function inputForScripts(type: 'do' | 'say' | 'story', stored: string): string {
+  return type === 'story' ? stored : `\n${stored}\n`;
+}
+
+export function inputFromScripts(type: 'do' | 'say' | 'story', text: string): string {
+  if (type === 'story') return text;
+  let out = text;
+  if (out.startsWith('\n')) out = out.slice(1);
+  if (out.endsWith('\n')) out = out.slice(0, -1);
+  return out;
+}

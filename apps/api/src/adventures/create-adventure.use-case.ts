@@ -2,13 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InvalidCommandError, type StoryCardInput } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
+import { ScriptSandboxPool } from '@chronicle/script-sandbox';
+import { checkScriptSyntax } from '../scripts/scripts.use-case';
 import { currentOwnerId, requestMetadata } from '../http/request-actor';
 import type { CreateAdventureDto, StoryCardDto } from './adventure.dto';
 
 /** A new adventure from a scenario-like body, its `${Name}` placeholders answered. */
 @Injectable()
 export class CreateAdventureUseCase {
-  constructor(private readonly adventures: AdventureRepository) {}
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly sandbox: ScriptSandboxPool,
+  ) {}
 
   async create(body: CreateAdventureDto): Promise<{ id: string; version: number }> {
     const placeholders = body.placeholders ?? {};
@@ -17,6 +22,12 @@ export class CreateAdventureUseCase {
         throw new InvalidCommandError(`placeholders.${name} must be a string answer`);
       }
     }
+    const scripts = (body.scripts ?? []).map((script) => ({
+      ...definedOnly(script),
+      id: randomUUID(),
+      name: script.name,
+    }));
+    for (const script of scripts) await checkScriptSyntax(this.sandbox, script);
     const adventureId = randomUUID();
     const handled = await this.adventures.handle(
       adventureId,
@@ -42,6 +53,7 @@ export class CreateAdventureUseCase {
             })),
           },
           settings: body.settings && definedOnly(body.settings),
+          scripts,
         },
       },
       requestMetadata(),

@@ -20,6 +20,8 @@ export interface TurnView {
   status: TurnStatusName;
   action?: { id: string; type: 'ai'; text: string };
   error?: string;
+  /** A script stopped the turn: its `state.message`, or AI Dungeon's wording. */
+  message?: string;
 }
 
 export const CANCELLED_MESSAGE = 'the turn was cancelled';
@@ -63,6 +65,8 @@ export class TurnsUseCase {
         return { turnId, status: 'failed', error: known.error };
       case 'cancelled':
         return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE };
+      case 'stopped':
+        return { turnId, status: 'stopped', message: known.message };
       case 'done': {
         const node = requireNode(state, known.actionId);
         const [text] = await this.adventures.readActionTexts(adventureId, [node]);

@@ -1,0 +1,232 @@
+// Scenario scripts through the built apps (spec/scripting.md §0, §4): the HTTP surface, the
+// save-time checks, and onInput on the turn path with the fake model as the narrator. What is
+// asserted is what the log holds, what the stream sends and what the model was asked.
+import { AppSystem } from '@chronicle/testing';
+import { ChronicleClient, ofType } from './support/chronicle.client';
+
+jest.setTimeout(180_000);
+
+const CHAT = '/v1/chat/completions';
+let system: AppSystem;
+let client: ChronicleClient;
+
+beforeAll(async () => {
+  system = await AppSystem.start({ apps: ['api', 'context-worker'], fake: { instant: true } });
+  system.fake.setDefaultReply(() => ({ text: 'The lamp gutters in the wind.' }));
+  client = new ChronicleClient(system.apiUrl);
+});
+
+afterAll(async () => {
+  await system?.close();
+});
+
+const scenario = (scripts: Record<string, unknown>[] = []) => ({
+  title: 'The Lighthouse',
+  opening: 'You stand at the foot of the lighthouse stairs.',
+  plotEssentials: 'The keeper vanished a week ago.',
+  scripts,
+});
+const scriptsOf = (id: string) => `/v1/adventures/${id}/scripts`;
+const prompts = () =>
+  system.fake
+    .requestsTo(CHAT)
+    .map((r) => (r.body?.messages ?? []).map((m: { content: string }) => m.content).join('\n'));
+
+describe('the script routes', () => {
+  it('adds, lists in run order, edits (a new version), reorders and removes', async () => {
+    const id = await client.createAdventure(scenario([{ name: 'First', input: 'modifier(text)' }]));
+    const added = await client.expect(201, 'POST', scriptsOf(id), {
+      name: 'Second',
+      library: 'function modifier(text) { return { text }; }',
+      input: 'void 0',
+    });
+    expect(added.body).toMatchObject({ name: 'Second', position: 2, enabled: true, version: 1 });
+    const listed = await client.expect(200, 'GET', scriptsOf(id));
+    expect(listed.body.scripts.map((s: { name: string }) => s.name)).toEqual(['First', 'Second']);
+    const first = listed.body.scripts[0].id as string;
+
+    const edited = await client.expect(200, 'PATCH', `${scriptsOf(id)}/${added.body.id}`, {
+      enabled: false,
+    });
+    expect(edited.body).toMatchObject({ enabled: false, version: 2 });
+
+    const reordered = await client.expect(200, 'PUT', `${scriptsOf(id)}/order`, {
+      ids: [added.body.id, first],
+    });
+    expect(reordered.body.scripts.map((s: { id: string }) => s.id)).toEqual([added.body.id, first]);
+    expect((await client.request('PUT', `${scriptsOf(id)}/order`, { ids: [first] })).status).toBe(
+      400,
+    );
+
+    await client.expect(200, 'DELETE', `${scriptsOf(id)}/${first}`);
+    expect((await client.expect(200, 'GET', scriptsOf(id))).body.scripts).toHaveLength(1);
+    expect(ofType(await client.events(id), 'ScriptRemoved')).toHaveLength(1);
+  });
+
+  it('answers a syntax error with 422, its line and column, and writes nothing', async () => {
+    const id = await client.createAdventure(scenario());
+    const before = (await client.events(id)).length;
+    const refused = await client.request('POST', scriptsOf(id), {
+      name: 'Broken',
+      input: 'const ok = 1;\nlet = ;',
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.body.message).toMatch(/input has a syntax error at line 2, column \d+/);
+    expect((await client.events(id)).length).toBe(before);
+    const scenarioRefused = await client.request(
+      'POST',
+      '/v1/adventures',
+      scenario([{ name: 'B', output: '}' }]),
+    );
+    expect(scenarioRefused.status).toBe(422);
+  });
+
+  it('S11: a Library of 4 MiB + 1 byte is 422 at save; 4 MiB is accepted', async () => {
+    const id = await client.createAdventure(scenario());
+    const big = await client.request('POST', scriptsOf(id), {
+      name: 'Big',
+      library: `//${'x'.repeat(4 * 1024 * 1024 - 1)}`,
+    });
+    expect(big.status).toBe(422);
+    expect(big.body.message).toMatch(/library is 4194305 bytes; the limit is 4194304/);
+    await client.expect(201, 'POST', scriptsOf(id), {
+      name: 'Fits',
+      library: `//${'x'.repeat(4 * 1024 * 1024 - 2)}`,
+    });
+  });
+
+  it('Script Test runs one hook on the projection and appends nothing', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Cards',
+          input: 'state.n = 1; addStoryCard("k", "e"); log("hi"); ({ text: text + "!" })',
+        },
+      ]),
+    );
+    const before = (await client.events(id)).length;
+    const tested = await client.expect(200, 'POST', `${scriptsOf(id)}/test`, {
+      hook: 'input',
+      text: '\n> You climb.\n',
+    });
+    expect(tested.body).toMatchObject({ text: '\n> You climb.\n!', stop: false, logs: ['hi'] });
+    expect(tested.body.cardOps).toEqual([
+      expect.objectContaining({ op: expect.objectContaining({ op: 'added' }) }),
+    ]);
+    expect((await client.events(id)).length).toBe(before);
+  });
+});
+
+describe('onInput on the turn path', () => {
+  it('C1: modifier(text) appends "!" → PlayerActed stores it, the typed text beside it, the model sees it', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Bang',
+          input:
+            'state.turns = (state.turns || 0) + 1;\nconst modifier = (text) => ({ text: text.trimEnd() + "!\\n" });\nmodifier(text)',
+        },
+      ]),
+    );
+    const played = await client.play(id, 'do', 'climb the stairs');
+    expect(played.stream.outcome).toBe('done');
+    const events = await client.events(id);
+    const [acted] = ofType(events, 'PlayerActed');
+    expect(acted.data.action.text).toBe('> You climb the stairs.!');
+    expect(acted.data.typedText).toBe('> You climb the stairs.');
+    expect(ofType(events, 'ScriptHookRan')[0].data).toMatchObject({
+      hook: 'input',
+      outcome: 'ok',
+      textChanged: true,
+    });
+    expect(prompts().some((p) => p.includes('> You climb the stairs.!'))).toBe(true);
+    const scriptId = (await client.expect(200, 'GET', scriptsOf(id))).body.scripts[0].id;
+    expect((await client.expect(200, 'GET', `${scriptsOf(id)}/${scriptId}/state`)).body).toEqual({
+      state: { turns: 1 },
+    });
+    const logs = await client.expect(200, 'GET', `${scriptsOf(id)}/logs`);
+    expect(logs.body.runs[0]).toMatchObject({ scriptId, hook: 'input', outcome: 'ok' });
+
+    // Script state follows the head: after an undo, the state is the parent's.
+    await client.play(id, 'do', 'open the door');
+    expect(
+      (await client.expect(200, 'GET', `${scriptsOf(id)}/${scriptId}/state`)).body.state,
+    ).toEqual({ turns: 2 });
+    await client.expect(200, 'POST', `/v1/adventures/${id}/undo`, {});
+    expect(
+      (await client.expect(200, 'GET', `${scriptsOf(id)}/${scriptId}/state`)).body.state,
+    ).toEqual({ turns: 1 });
+  });
+
+  it('C5: {text: null, stop: true} with state.message → no PlayerActed, no model call, stopped {message}', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Command',
+          input: 'state.message = "ok"; state.used = true; ({ text: null, stop: true })',
+        },
+      ]),
+    );
+    const requests = system.fake.requestsTo(CHAT).length;
+    const played = await client.play(id, 'do', '/roll');
+    expect(played.stream.outcome).toBe('stopped');
+    expect(played.stream.final).toEqual({ message: 'ok' });
+    expect(played.stream.frames.map((f) => f.event)).toContain('message');
+    const events = await client.events(id);
+    expect(ofType(events, 'PlayerActed')).toHaveLength(0);
+    expect(ofType(events, 'TurnStoppedByScript')[0].data).toMatchObject({
+      hook: 'input',
+      message: 'ok',
+    });
+    expect(ofType(events, 'ScriptStateChanged')[0].data.state).toEqual({
+      message: 'ok',
+      used: true,
+    });
+    expect(ofType(events, 'ScriptMessagePosted')[0].data.message).toBe('ok');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(system.fake.requestsTo(CHAT).length).toBe(requests);
+    const status = await client.turn(id, played.accepted.turnId);
+    expect(status.body).toMatchObject({ status: 'stopped', message: 'ok' });
+  });
+
+  it('C6: Input returning "" stops with the notice; a throwing script leaves the text alone', async () => {
+    const empty = await client.createAdventure(
+      scenario([{ name: 'Empty', input: '({ text: "" })' }]),
+    );
+    const stopped = await client.play(empty, 'say', 'hello');
+    expect(stopped.stream.final).toEqual({ message: 'script returned empty input' });
+
+    const throwing = await client.createAdventure(
+      scenario([{ name: 'Thrower', input: 'throw new Error("nope")' }]),
+    );
+    const played = await client.play(throwing, 'do', 'wait');
+    expect(played.stream.outcome).toBe('done');
+    const events = await client.events(throwing);
+    expect(ofType(events, 'PlayerActed')[0].data.action.text).toBe('> You wait.');
+    expect(ofType(events, 'ScriptHookRan')[0].data).toMatchObject({
+      outcome: 'failed',
+      error: 'Thrower (input): nope',
+    });
+  });
+
+  it('C21: continue runs no Input hook', async () => {
+    const id = await client.createAdventure(
+      scenario([{ name: 'Counter', input: 'state.n = 1; ({ text })' }]),
+    );
+    await client.play(id, 'continue', '');
+    expect(ofType(await client.events(id), 'ScriptHookRan')).toHaveLength(0);
+  });
+
+  it('C18: cards a script adds and edits are story cards, with their source', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        { name: 'Maker', input: 'addStoryCard("%@%"); storyCards[0].title = "Config"; ({ text })' },
+      ]),
+    );
+    await client.play(id, 'do', 'look');
+    const events = await client.events(id);
+    const [added] = ofType(events, 'StoryCardAdded');
+    expect(added.data.card).toMatchObject({ name: 'Config', keys: '%@%', type: 'Custom' });
+    expect(added.data.source).toMatchObject({ hook: 'input' });
+  });
+});
