@@ -230,3 +230,94 @@ describe('onInput on the turn path', () => {
     expect(added.data.source).toMatchObject({ hook: 'input' });
   });
 });
+
+describe('onModelContext and onOutput in the context worker', () => {
+  const lastRequest = () => system.fake.requestsTo(CHAT).at(-1)!;
+  const messages = (r: ReturnType<typeof lastRequest>) =>
+    (r.body?.messages ?? []) as { role: string; content: string }[];
+
+  async function promptWith(scripts: Record<string, unknown>[]) {
+    const id = await client.createAdventure(scenario(scripts));
+    const played = await client.play(id, 'do', 'climb the stairs');
+    return { id, played, messages: messages(lastRequest()) };
+  }
+
+  it('C7: Context returning "" or throwing sends exactly the no-script request', async () => {
+    const plain = await promptWith([]);
+    for (const context of ['({ text: "" })', 'throw new Error("x")']) {
+      const scripted = await promptWith([{ name: 'Ctx', context }]);
+      expect(scripted.messages).toEqual(plain.messages);
+    }
+  });
+
+  it('C8: Context appending "\\nX" adds a section before the reminder; the system text is byte-identical', async () => {
+    const plain = await promptWith([]);
+    const scripted = await promptWith([
+      { name: 'Append', context: '({ text: text + "\\nAppended by script." })' },
+    ]);
+    expect(scripted.messages[0]).toEqual(plain.messages[0]);
+    const story = scripted.messages.at(-1)!.content;
+    const native = plain.messages.at(-1)!.content;
+    expect(story).toContain('Appended by script.');
+    expect(story.replace('Appended by script.\n\n', '')).toBe(native);
+    const [ran] = ofType(await client.events(scripted.id), 'ScriptHookRan');
+    expect(ran.data).toMatchObject({ hook: 'context', contextChange: 'append' });
+  });
+
+  it('C10: Context stop → no model call, the player action kept, stopped', async () => {
+    const id = await client.createAdventure(
+      scenario([{ name: 'Stop', context: '({ text, stop: true })' }]),
+    );
+    const before = system.fake.requestsTo(CHAT).length;
+    const played = await client.play(id, 'do', 'wait');
+    expect(played.stream.outcome).toBe('stopped');
+    expect(played.stream.final).toEqual({
+      message: expect.stringMatching(/^Sorry, the AI is stumped/),
+    });
+    expect(system.fake.requestsTo(CHAT).length).toBe(before);
+    const events = await client.events(id);
+    expect(ofType(events, 'PlayerActed')).toHaveLength(1);
+    expect(ofType(events, 'TurnStoppedByScript')[0].data.hook).toBe('context');
+    // The adventure is not stuck: the next turn runs.
+    expect((await client.act(id, 'continue', '')).status).toBe(202);
+  });
+
+  it('C11: Output upper-cases → stored narration upper-case, done carries it', async () => {
+    const { id, played } = await promptWith([
+      { name: 'Shout', output: '({ text: text.toUpperCase() })' },
+    ]);
+    expect(played.stream.outcome).toBe('done');
+    expect((played.stream.final as { action: { text: string } }).action.text).toBe(
+      'THE LAMP GUTTERS IN THE WIND.',
+    );
+    const [narrated] = ofType(await client.events(id), 'Narrated');
+    expect(narrated.data.action.text).toBe('THE LAMP GUTTERS IN THE WIND.');
+  });
+
+  it('C13, C14: a counter in all hooks reads 9 after 3 turns; authorsNote from Input this turn, from Output the next', async () => {
+    const bump = 'state.count = (state.count || 0) + 1;';
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Counter',
+          input: `${bump} state.memory.authorsNote = "from input " + state.count; ({ text })`,
+          context: `${bump} ({ text })`,
+          output: `${bump} state.memory.frontMemory = "front " + state.count; ({ text })`,
+        },
+      ]),
+    );
+    for (let turn = 1; turn <= 3; turn++) {
+      await client.play(id, 'do', `step ${turn}`);
+      const prompt = messages(lastRequest())
+        .map((m) => m.content)
+        .join('\n');
+      // Input of this turn set count 3t-2; Output of the previous turn set front 3(t-1).
+      expect(prompt).toContain(`[Author's note: from input ${3 * turn - 2}]`);
+      if (turn > 1) expect(prompt).toContain(`front ${3 * (turn - 1)}`);
+      else expect(prompt).not.toContain('front ');
+    }
+    const scriptId = (await client.expect(200, 'GET', scriptsOf(id))).body.scripts[0].id;
+    const state = await client.expect(200, 'GET', `${scriptsOf(id)}/${scriptId}/state`);
+    expect(state.body.state.count).toBe(9);
+  });
+});

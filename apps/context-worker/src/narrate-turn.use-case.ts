@@ -31,6 +31,7 @@ import { MemoryRetrieval } from './memory-retrieval';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { ProseStreamFilter } from './prose-stream.filter';
 import { WORKER_CONFIG } from './worker-config.token';
+import { TurnScripts, type ContextScripts, type ScriptEffects } from './turn-scripts';
 
 export interface NarrateTurnInput {
   adventureId: string;
@@ -45,7 +46,9 @@ export interface NarrateTurnInput {
 export type NarrateOutcome =
   | { status: 'narrated'; actionId: string; version: number }
   | { status: 'failed'; error: string }
-  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' };
+  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' }
+  /** onModelContext stopped the turn: no model call (the player action stays). */
+  | { status: 'stopped'; message: string };
 
 /**
  * The worker is shutting down mid-turn: the job goes back to the queue for another worker,
@@ -91,6 +94,7 @@ export class NarrateTurnUseCase {
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     private readonly budget: DailyTokenBudget,
+    private readonly scripts: TurnScripts,
   ) {}
 
   async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
@@ -132,8 +136,16 @@ export class NarrateTurnUseCase {
         memories,
       }),
     }));
-    const [, { memories, built }] = await Promise.all([resetting, prompting]);
+    const [, { memories, built: native }] = await Promise.all([resetting, prompting]);
     const { settings } = state;
+    // onModelContext on the built prompt, before the model call (spec §3.1).
+    const scriptBase = await this.scripts.base(state);
+    let contextScripts: ContextScripts | null = null;
+    if (scriptBase?.scripts.some((s) => s.context.trim() !== '')) {
+      contextScripts = await this.scripts.context(state, scriptBase, native);
+      if (contextScripts.stopped) return this.stoppedByScript(state, input, contextScripts);
+    }
+    const built = contextScripts?.built ?? native;
     const model = built.report.settings.model;
 
     const started = Date.now();
@@ -198,13 +210,28 @@ export class NarrateTurnUseCase {
     if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
     const actionId = deterministicEventId(turnId, 'narration-action');
+    // onOutput on the prose only: the referee has read the raw reply, and what is stored and
+    // shown is the script's text (raw_output keeps the model's bytes in the stream).
+    let narrationText = parsed.narration;
+    let outputEffects: ScriptEffects | null = null;
+    const outputBase = contextScripts?.after ?? scriptBase;
+    if (outputBase?.scripts.some((s) => s.output.trim() !== '')) {
+      const output = await this.scripts.output(
+        state,
+        outputBase,
+        parsed.narration,
+        contextScripts?.spentMs ?? 0,
+      );
+      narrationText = output.text;
+      outputEffects = output.effects;
+    }
     const memoryEnabled = settings.memoryBankEnabled || settings.autoSummarize;
     const narration: AdventureCommand = {
       type: 'RecordNarration',
       data: {
         turnId,
         actionId,
-        text: parsed.narration,
+        text: narrationText,
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
         reasoning: reasoning || null,
@@ -234,6 +261,26 @@ export class NarrateTurnUseCase {
       (current) => {
         const events: AdventureEvent[] = decide(narration, current, { countTokens });
         const eventIds = [deterministicEventId(turnId, 'narrated')];
+        // The scripts' effects commit once, with Narrated: a redelivered job that reran the
+        // hooks finds Narrated stored and appends none of its own.
+        const cards = new Set(current.cards.map((card) => card.id));
+        if (contextScripts) {
+          events.push(
+            ...this.scripts.events(
+              turnId,
+              'context',
+              actionId,
+              contextScripts.effects,
+              current,
+              cards,
+            ),
+          );
+        }
+        if (outputEffects) {
+          events.push(
+            ...this.scripts.events(turnId, 'output', actionId, outputEffects, current, cards),
+          );
+        }
         if (usedIds.length > 0) {
           events.push({ type: 'MemoriesUsed', data: { turnId, memoryIds: usedIds } });
           eventIds.push(deterministicEventId(turnId, 'memories-used'));
@@ -254,8 +301,9 @@ export class NarrateTurnUseCase {
     // Side by side: the count never fails the turn, and the player need not wait for it.
     await Promise.all([
       handled.duplicate ? undefined : this.countTokens(handled.state, done.usage),
+      this.publishMessages(turnId, handled.events),
       this.stream.publish(turnId, 'done', {
-        action: { id: actionId, text: parsed.narration, type: 'ai' },
+        action: { id: actionId, text: narrationText, type: 'ai' },
         turnId,
         version,
         narrator: this.label.narrator,
@@ -274,6 +322,55 @@ export class NarrateTurnUseCase {
       duplicate: handled.duplicate,
     });
     return { status: 'narrated', actionId, version };
+  }
+
+  /** onModelContext stopped the turn: recorded with its effects, announced, no model call. */
+  private async stoppedByScript(
+    state: AdventureState,
+    input: NarrateTurnInput,
+    scripts: ContextScripts,
+  ): Promise<NarrateOutcome> {
+    const { adventureId, turnId } = input;
+    const message = scripts.stopped?.message ?? '';
+    const handled = await this.adventures.handleWith(
+      adventureId,
+      { actor: ACTOR, causationId: turnId, jobId: input.jobId, attempt: input.attempt },
+      (current) => {
+        if (current.inFlight?.turnId !== turnId) throw new TurnNotInFlightError(turnId);
+        return {
+          events: [
+            {
+              type: 'TurnStoppedByScript',
+              data: { turnId, hook: 'context', scriptId: scripts.stopped?.scriptId ?? '', message },
+            },
+            ...this.scripts.events(turnId, 'context', current.head ?? '', scripts.effects, current),
+          ],
+          eventIds: [deterministicEventId(turnId, 'stopped-by-script')],
+        };
+      },
+      { state },
+    );
+    await this.publishMessages(turnId, handled.events);
+    await this.stream.publish(turnId, 'stopped', { message });
+    this.logger.log({ msg: 'a script stopped the turn', hook: 'context' });
+    return { status: 'stopped', message };
+  }
+
+  /** `message {text}` for each script message the append recorded. */
+  private async publishMessages(
+    turnId: string,
+    events: readonly { type: string; data: unknown }[],
+  ): Promise<void> {
+    const frames = events
+      .filter((event) => event.type === 'ScriptMessagePosted')
+      .map((event) => {
+        const data = event.data as { message: string; visibleTo?: string[] };
+        return {
+          event: 'message' as const,
+          data: { text: data.message, visibleTo: data.visibleTo },
+        };
+      });
+    if (frames.length > 0) await this.stream.publishMany(turnId, frames);
   }
 
   private async onError(

@@ -191,6 +191,8 @@ export function scriptEffects(
   actionId: string,
   result: Pick<ScriptedInput, 'runs' | 'states' | 'cardOps' | 'messages'>,
   state: AdventureState,
+  /** The card ids after earlier hooks of the same append (kept up to date here). */
+  cards: Set<string> = new Set(state.cards.map((c) => c.id)),
 ): AdventureEvent[] {
   const events: AdventureEvent[] = [];
   for (const run of result.runs) {
@@ -211,18 +213,15 @@ export function scriptEffects(
     if (!known.has(scriptId)) continue;
     events.push({ type: 'ScriptStateChanged', data: { scriptId, actionId, state: scriptState } });
   }
-  const cards = new Set(state.cards.map((c) => c.id));
-  let count = state.cards.length;
   for (const { scriptId, op } of result.cardOps) {
     const source = { scriptId, hook, turnId };
     switch (op.op) {
       case 'added': {
         // A script never makes the turn fail: a card past the adventure's limit is not kept.
-        if (count >= LIMITS.storyCardsPerAdventure) continue;
+        if (cards.size >= LIMITS.storyCardsPerAdventure) continue;
         const card = cardFromScript(op.card);
         if (cards.has(card.id)) continue;
         cards.add(card.id);
-        count++;
         events.push({ type: 'StoryCardAdded', data: { card, source } });
         break;
       }
@@ -248,7 +247,6 @@ export function scriptEffects(
       case 'removed':
         if (!cards.has(op.id)) continue;
         cards.delete(op.id);
-        count--;
         events.push({ type: 'StoryCardRemoved', data: { cardId: op.id, source } });
         break;
       case 'reordered':

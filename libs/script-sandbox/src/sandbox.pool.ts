@@ -109,7 +109,17 @@ export class ScriptSandboxPool implements HookRunner {
         `the sandbox child ${this.entry} is missing (run npm run build)`,
       );
     }
-    for (let i = 0; i < Math.max(1, options.processes); i++) this.spawn();
+  }
+
+  /**
+   * Children start on the first run, not with the process: an API or worker whose adventures
+   * run no scripts forks nothing.
+   */
+  private started = false;
+  private ensureStarted(): void {
+    if (this.started) return;
+    this.started = true;
+    for (let i = 0; i < Math.max(1, this.options.processes); i++) this.spawn();
   }
 
   /** Pids of the live children (tests kill them). */
@@ -174,6 +184,7 @@ export class ScriptSandboxPool implements HookRunner {
 
   private submit(message: ParentMessageBody, limitMs: number): Promise<ChildMessage> {
     if (this.closed) return Promise.reject(new SandboxUnavailableError('the sandbox is closed'));
+    this.ensureStarted();
     if (this.children.size === 0) {
       return Promise.reject(new SandboxUnavailableError('no sandbox process could be started'));
     }

@@ -12,14 +12,7 @@ import Redis from 'ioredis';
  * script's `state.message` changed.
  */
 export type TurnStreamEventName =
-  | 'player'
-  | 'reasoning'
-  | 'chunk'
-  | 'reset'
-  | 'done'
-  | 'error'
-  | 'stopped'
-  | 'message';
+  'player' | 'reasoning' | 'chunk' | 'reset' | 'done' | 'error' | 'stopped' | 'message';
 
 export interface TurnStreamEntry {
   /** the Redis stream entry id, used as the SSE `id:` */
