@@ -321,3 +321,57 @@ describe('onModelContext and onOutput in the context worker', () => {
     expect(state.body.state.count).toBe(9);
   });
 });
+
+describe('scripts travel with the adventure', () => {
+  it('export/import carry the scripts and their state; at/:version shows them as they were', async () => {
+    const id = await client.createAdventure(
+      scenario([{ name: 'Counter', input: 'state.n = (state.n || 0) + 1; ({ text })' }]),
+    );
+    await client.play(id, 'do', 'wait');
+    const exported = await fetch(`${system.apiUrl}/v1/adventures/${id}/export`, {
+      headers: client.authorization('/v1/adventures'),
+    });
+    const ndjson = await exported.text();
+    const imported = await fetch(`${system.apiUrl}/v1/adventures/import`, {
+      method: 'POST',
+      headers: {
+        ...client.authorization('/v1/adventures'),
+        'content-type': 'application/x-ndjson',
+      },
+      body: ndjson,
+    });
+    expect(imported.status).toBe(201);
+    const copy = ((await imported.json()) as { adventureId: string }).adventureId;
+    const scripts = (await client.expect(200, 'GET', scriptsOf(copy))).body.scripts;
+    expect(scripts.map((s: { name: string }) => s.name)).toEqual(['Counter']);
+    const state = await client.expect(200, 'GET', `${scriptsOf(copy)}/${scripts[0].id}/state`);
+    expect(state.body.state).toEqual({ n: 1 });
+
+    const added = ofType(await client.events(id), 'ScriptAdded')[0];
+    const at = await client.expect(200, 'GET', `/v1/adventures/${id}/at/${added.version}`);
+    expect(at.body.projection.scripts.map((s: { name: string }) => s.name)).toEqual(['Counter']);
+  });
+
+  it('an imported script over the size limit is refused', async () => {
+    const id = await client.createAdventure(scenario([{ name: 'Small', library: '//' }]));
+    const ndjson = await (
+      await fetch(`${system.apiUrl}/v1/adventures/${id}/export`, {
+        headers: client.authorization('/v1/adventures'),
+      })
+    ).text();
+    const lines = ndjson.trimEnd().split('\n');
+    const at = lines.findIndex((line) => line.includes('"ScriptAdded"'));
+    const event = JSON.parse(lines[at]);
+    event.data.script.library = '/'.repeat(4 * 1024 * 1024 + 1);
+    lines[at] = JSON.stringify(event);
+    const refused = await fetch(`${system.apiUrl}/v1/adventures/import`, {
+      method: 'POST',
+      headers: {
+        ...client.authorization('/v1/adventures'),
+        'content-type': 'application/x-ndjson',
+      },
+      body: lines.join('\n'),
+    });
+    expect(refused.status).toBe(400);
+  });
+});
