@@ -2,6 +2,7 @@
 // save-time checks, and onInput on the turn path with the fake model as the narrator. What is
 // asserted is what the log holds, what the stream sends and what the model was asked.
 import { AppSystem } from '@chronicle/testing';
+import { autoCardsScript } from '../../libs/script-sandbox/src/testing/auto-cards-fixture';
 import { ChronicleClient, ofType } from './support/chronicle.client';
 
 jest.setTimeout(180_000);
@@ -373,5 +374,100 @@ describe('scripts travel with the adventure', () => {
       body: lines.join('\n'),
     });
     expect(refused.status).toBe(400);
+  });
+});
+
+describe('retry, undo and a long-running script', () => {
+  const lastPrompt = () =>
+    (system.fake.requestsTo(CHAT).at(-1)!.body?.messages ?? [])
+      .map((m: { content: string }) => m.content)
+      .join('\n');
+
+  it('C9, S13: a rewrite keeping text.slice(0, info.memoryLength) sends Plot Essentials once and fits the budget', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Rewrite',
+          context:
+            'log(info.maxChars, info.memoryLength); ({ text: text.slice(0, info.memoryLength) + "Only this story." + "x".repeat(info.maxChars * 2) })',
+        },
+      ]),
+    );
+    await client.play(id, 'do', 'look');
+    const prompt = lastPrompt();
+    expect(prompt.split('The keeper vanished a week ago.').length - 1).toBe(1);
+    const [ran] = ofType(await client.events(id), 'ScriptHookRan');
+    expect(ran.data.contextChange).toBe('rewrite');
+    const [maxChars] = (ran.data.logs[0] as string).split(' ').map(Number);
+    const story = system.fake.requestsTo(CHAT).at(-1)!.body.messages.at(-1).content as string;
+    expect(story.length).toBeLessThanOrEqual(maxChars + 2_000);
+    expect(story).not.toContain('Only this story.'); // cut from the front
+  });
+
+  it('C12: Output returning "" keeps the model prose and logs the failure', async () => {
+    const id = await client.createAdventure(
+      scenario([{ name: 'Blank', output: '({ text: "" })' }]),
+    );
+    const played = await client.play(id, 'do', 'wait');
+    expect((played.stream.final as { action: { text: string } }).action.text).toBe(
+      'The lamp gutters in the wind.',
+    );
+    expect(ofType(await client.events(id), 'ScriptHookRan')[0].data.outcome).toBe('failed');
+  });
+
+  it('C21: a retry reruns Context and Output from the parent state, not Input', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Hooks',
+          input: 'state.input = (state.input || 0) + 1; ({ text })',
+          output: 'state.output = (state.output || 0) + 1; ({ text })',
+        },
+      ]),
+    );
+    await client.play(id, 'do', 'wait');
+    const scriptId = (await client.expect(200, 'GET', scriptsOf(id))).body.scripts[0].id;
+    const stateUrl = `${scriptsOf(id)}/${scriptId}/state`;
+    expect((await client.expect(200, 'GET', stateUrl)).body.state).toEqual({ input: 1, output: 1 });
+    await client.retry(id);
+    expect((await client.expect(200, 'GET', stateUrl)).body.state).toEqual({ input: 1, output: 1 });
+    const runs = ofType(await client.events(id), 'ScriptHookRan').map((e) => e.data.hook);
+    expect(runs).toEqual(['input', 'output', 'output']);
+  });
+
+  it('C25: an Auto-Cards-like script over 10 turns with retries and undos: no errors, no duplicate titles', async () => {
+    const script = autoCardsScript();
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: script.name,
+          library: script.library,
+          input: script.input,
+          context: script.context,
+          output: script.output,
+        },
+      ]),
+    );
+    system.fake.setDefaultReply(() => ({
+      text: 'Mira and Captain Voss argue with Tobias by the Saltmarch lighthouse.',
+    }));
+    try {
+      for (let turn = 1; turn <= 10; turn++) {
+        await client.play(id, 'do', `ask Mira about the light (${turn})`);
+        if (turn % 3 === 0) await client.retry(id);
+        if (turn % 4 === 0) await client.expect(200, 'POST', `/v1/adventures/${id}/undo`, {});
+      }
+    } finally {
+      system.fake.setDefaultReply(() => ({ text: 'The lamp gutters in the wind.' }));
+    }
+    const events = await client.events(id);
+    const failures = ofType(events, 'ScriptHookRan').filter((e) => e.data.outcome !== 'ok');
+    expect(failures.map((e) => e.data.error)).toEqual([]);
+    const adventure = await client.expect(200, 'GET', `/v1/adventures/${id}`);
+    const titles = (adventure.body.storyCards as { name: string }[]).map(
+      (c: { name: string }) => c.name,
+    );
+    expect(titles).toContain('Configure Auto-Cards');
+    expect(new Set(titles).size).toBe(titles.length);
   });
 });
