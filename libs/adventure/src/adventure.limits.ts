@@ -2,6 +2,8 @@
 // its validation messages, the deciders and the README's "Limits" table agree on one number each.
 // A breach is a 4xx whose message names the limit.
 
+import { SCRIPT_LIMITS } from '@chronicle/scripting';
+
 const MB = 1024 * 1024;
 
 export const LIMITS = Object.freeze({
@@ -31,4 +33,9 @@ export const LIMITS = Object.freeze({
   scriptBodyBytes: 16 * MB,
   /** An import carries a whole event log as NDJSON or JSON. */
   importBodyBytes: 20 * MB,
+  /**
+   * Scenario scripts: source sizes, time, memory, state and log caps (libs/scripting, which the
+   * sandbox reads without depending on this lib).
+   */
+  scripts: SCRIPT_LIMITS,
 });
