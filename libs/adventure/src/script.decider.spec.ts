@@ -4,8 +4,15 @@ import {
   LimitExceededError,
   NotFoundError,
 } from './adventure.errors';
-import { decideScript, type ScriptCommand } from './script.decider';
-import { AdventureHistory } from './testing';
+import { decide } from './adventure.decider';
+import {
+  decideScript,
+  storableText,
+  type ScriptCommand,
+  type ScriptedInput,
+} from './script.decider';
+import { scriptStateAtHead } from './script.projector';
+import { AdventureHistory, wordCountTokens } from './testing';
 
 const dice = { id: 's-dice', name: 'Dice', input: 'modifier(text)' };
 const added = (over: Record<string, unknown> = {}) => ({
@@ -100,5 +107,97 @@ describe('decideScript', () => {
     for (const ids of [['a'], ['a', 'a'], ['a', 'c'], ['a', 'b', 'c']]) {
       expect(when(history, { type: 'ReorderScripts', data: { ids } })).toThrow(InvalidCommandError);
     }
+  });
+});
+
+describe('SubmitAction after onInput (scriptedSubmit)', () => {
+  const scripted = (over: Partial<ScriptedInput> = {}): ScriptedInput => ({
+    text: '> You climb.!',
+    stopped: false,
+    stopMessage: '',
+    stoppedBy: null,
+    runs: [
+      {
+        scriptId: 's-dice',
+        hook: 'input',
+        outcome: 'ok',
+        textChanged: true,
+        ms: 1,
+        cpuMs: 1,
+        logs: ['a'],
+      },
+    ],
+    states: { 's-dice': { n: 1 } },
+    cardOps: [],
+    messages: [],
+    ...over,
+  });
+  const submit = (script: ScriptedInput) => ({
+    type: 'SubmitAction' as const,
+    data: { turnId: 't1', inputType: 'do' as const, text: 'climb', actionId: 'a1', script },
+  });
+
+  it("given a changed text, then PlayerActed stores the script's text, the typed one beside it, and the effects follow", () => {
+    const history = withScripts(dice);
+    const events = decide(submit(scripted()), history.state, wordCountTokens);
+    expect(events.map((e) => e.type)).toEqual([
+      'PlayerActed',
+      'ScriptHookRan',
+      'ScriptStateChanged',
+    ]);
+    expect(events[0].data).toMatchObject({
+      action: { id: 'a1', text: '> You climb.!', tokens: 3 },
+      typedText: '> You climb.',
+    });
+    expect(events[2].data).toEqual({ scriptId: 's-dice', actionId: 'a1', state: { n: 1 } });
+    history.append(...events);
+    expect(scriptStateAtHead(history.state, 's-dice')).toEqual({ n: 1 });
+  });
+
+  it('given a stop, then no PlayerActed: TurnStoppedByScript, the state on the head, the turn not in flight', () => {
+    const history = withScripts(dice);
+    const head = history.head;
+    const events = decide(
+      submit(scripted({ stopped: true, stopMessage: 'ok', stoppedBy: 's-dice', text: '' })),
+      history.state,
+      wordCountTokens,
+    );
+    expect(events.map((e) => e.type)).toEqual([
+      'TurnStoppedByScript',
+      'ScriptHookRan',
+      'ScriptStateChanged',
+    ]);
+    expect(events[2].data).toMatchObject({ actionId: head });
+    history.append(...events);
+    expect(history.state.inFlight).toBeNull();
+    expect(history.state.recentTurns.at(-1)).toMatchObject({
+      turnId: 't1',
+      status: 'stopped',
+      error: 'ok',
+    });
+  });
+
+  it('makes script text storable (NUL, lone surrogates) and keeps cards within the adventure limit', () => {
+    expect(storableText('a\u0000b\ud800c', 10)).toBe('ab\ufffdc');
+    const history = withScripts(dice);
+    const cardOps = Array.from({ length: 205 }, (_, i) => ({
+      scriptId: 's-dice',
+      op: {
+        op: 'added' as const,
+        index: i,
+        card: {
+          id: `c${i}`,
+          title: 't'.repeat(300),
+          keys: 'k',
+          type: 'Custom',
+          entry: 'e',
+          description: '',
+        },
+      },
+    }));
+    const events = decide(submit(scripted({ cardOps })), history.state, wordCountTokens);
+    const added = events.filter((e) => e.type === 'StoryCardAdded');
+    expect(added).toHaveLength(200 - history.state.cards.length);
+    expect((added[0].data as { card: { name: string } }).card.name).toHaveLength(200);
   });
 });

@@ -159,14 +159,12 @@ export interface ScriptedInput {
   messages: { scriptId: string; message: { text: string; visibleTo?: string[] } }[];
 }
 
+const NUL = String.fromCharCode(0);
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Script text made storable: the decider's text rules refuse what a player could fix. */
 export function storableText(text: string, max: number): string {
-  return text
-    .replace(/\u0000/g, '')
-    .replace(LONE_SURROGATES, '\uFFFD')
-    .slice(0, max);
+  return text.replaceAll(NUL, '').replace(LONE_SURROGATES, '\uFFFD').slice(0, max);
 }
 
 function cardFromScript(card: SandboxCard): StoryCard {
