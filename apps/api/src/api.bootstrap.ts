@@ -37,10 +37,10 @@ export function configureHttp(app: NestExpressApplication): void {
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
   );
-  // A script's Library may be 4 MiB of UTF-8 (SCRIPT_LIMITS), and a scenario (POST
-  // /v1/adventures) carries its scripts: those bodies may be larger.
+  // A script's Library may be 4 MiB of UTF-8 (LIMITS.scripts), so a script route's body may
+  // be larger than other bodies; a scenario created with its scripts stays within bodyBytes.
   app.use(
-    /^\/v1\/adventures(\/[^/]+\/scripts(\/[^/]+)?)?$/,
+    /^\/v1\/adventures\/[^/]+\/scripts(\/[^/]+)?$/,
     json({ limit: LIMITS.scriptBodyBytes, reviver: refusePrototypeKeys }),
   );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys }));
