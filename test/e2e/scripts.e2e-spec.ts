@@ -232,6 +232,29 @@ describe('onInput on the turn path', () => {
   });
 });
 
+describe('cards a script makes (C16)', () => {
+  it('a card added in Input triggers in the context of the same turn and the next', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Lore',
+          input:
+            'if (!storyCards.some((c) => c.title === "Bell")) addStoryCard("bell", "The bell is cracked.", "Custom", "Bell"); ({ text })',
+        },
+      ]),
+    );
+    await client.play(id, 'do', 'ring the bell');
+    const prompt = () =>
+      (system.fake.requestsTo(CHAT).at(-1)!.body?.messages ?? [])
+        .map((m: { content: string }) => m.content)
+        .join('\n');
+    expect(prompt()).toContain('World Lore: The bell is cracked.');
+    await client.play(id, 'do', 'listen to the bell');
+    expect(prompt()).toContain('World Lore: The bell is cracked.');
+    expect(ofType(await client.events(id), 'StoryCardAdded')).toHaveLength(1);
+  });
+});
+
 describe('onModelContext and onOutput in the context worker', () => {
   const lastRequest = () => system.fake.requestsTo(CHAT).at(-1)!;
   const messages = (r: ReturnType<typeof lastRequest>) =>

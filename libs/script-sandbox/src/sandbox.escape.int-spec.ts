@@ -251,3 +251,21 @@ describe('compile (save-time syntax check)', () => {
     ]);
   });
 });
+
+describe('recycling', () => {
+  it('a child retires after its runs and a fresh one takes over without a failed run', async () => {
+    const small = new ScriptSandboxPool({ processes: 1, maxRunsPerChild: 3 });
+    try {
+      const outcomes: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        outcomes.push(
+          (await small.run(aHookRequest({ source: `({ text: "run ${i}" })` }))).outcome,
+        );
+      }
+      expect(outcomes).toEqual(Array(7).fill('ok'));
+      expect(small.spawned).toBeGreaterThanOrEqual(3);
+    } finally {
+      await small.close();
+    }
+  });
+});
