@@ -16,6 +16,7 @@ import { FollowTurnUseCase } from './adventures/follow-turn.use-case';
 import { SubmitActionUseCase } from './adventures/submit-action.use-case';
 import { TurnsController } from './adventures/turns.controller';
 import { TurnsUseCase } from './adventures/turns.use-case';
+import { StreamSlots } from './adventures/stream-slots';
 import { HealthController } from './health/health.controller';
 import { MemoriesModule } from './memories/memories.module';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
@@ -29,7 +30,11 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         ...adventureInfrastructure(config),
-        TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        TurnStreamModule.forRoot({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          readers: config.turnStreamReaders,
+        }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,
           installation: config.queuePrefix,
@@ -37,7 +42,7 @@ export class ApiModule {
         }),
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
-        ReplayModule,
+        ReplayModule.forRoot(config),
         ScriptSandboxModule.forRoot(config),
       ],
       controllers: [
@@ -56,6 +61,7 @@ export class ApiModule {
         SubmitActionUseCase,
         TurnsUseCase,
         FollowTurnUseCase,
+        StreamSlots,
         ContextPreviewUseCase,
         ScriptsUseCase,
       ],

@@ -7,6 +7,7 @@ import {
   type AdventureCommand,
   type AdventureEvent,
   type AdventureState,
+  type ModelCallUsage,
   type Usage,
 } from '@chronicle/adventure';
 import {
@@ -61,13 +62,16 @@ export class TurnReleasedError extends Error {
   }
 }
 
+const ONLY_BLOCK =
+  'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
+
 /** The model replied, but with nothing a player can read: worth another attempt. */
 function onlyBlockError(): ModelError {
   return new ModelError({
     kind: 'bad_request',
     retryable: true,
-    message:
-      'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.',
+    message: ONLY_BLOCK,
+    playerMessage: ONLY_BLOCK,
   });
 }
 
@@ -235,7 +239,7 @@ export class NarrateTurnUseCase {
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
         reasoning: reasoning || null,
-        usage: done.usage,
+        usage: { ...done.usage, model: done.model },
         model: done.model,
         narrator: this.label.narrator,
         finishReason: done.finishReason,
@@ -246,6 +250,11 @@ export class NarrateTurnUseCase {
     // Use counts move only with a real turn, in the same append as its narration: a preview, a
     // failed or cancelled turn never counts, and a redelivered job cannot count twice.
     const usedIds = memories?.used.map((memory) => memory.id) ?? [];
+    // The query's embedding is paid for with the turn, in the same append.
+    const retrievalUsage =
+      memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
+        ? memories.usage
+        : null;
     const handled = await this.adventures.handleWith(
       adventureId,
       {
@@ -285,6 +294,13 @@ export class NarrateTurnUseCase {
           events.push({ type: 'MemoriesUsed', data: { turnId, memoryIds: usedIds } });
           eventIds.push(deterministicEventId(turnId, 'memories-used'));
         }
+        if (retrievalUsage) {
+          events.push({
+            type: 'ModelUsageRecorded',
+            data: { purpose: 'retrieval', usage: retrievalUsage, turnId },
+          });
+          eventIds.push(deterministicEventId(turnId, 'retrieval-usage'));
+        }
         return {
           events,
           eventIds,
@@ -300,7 +316,12 @@ export class NarrateTurnUseCase {
     const version = handled.state.version;
     // Side by side: the count never fails the turn, and the player need not wait for it.
     await Promise.all([
-      handled.duplicate ? undefined : this.countTokens(handled.state, done.usage),
+      handled.duplicate
+        ? undefined
+        : this.countTokens(handled.state, [
+            { ...done.usage, model: done.model },
+            ...(retrievalUsage ? [retrievalUsage] : []),
+          ]),
       this.publishMessages(turnId, handled.events),
       this.stream.publish(turnId, 'done', {
         action: { id: actionId, text: narrationText, type: 'ai' },
@@ -398,8 +419,12 @@ export class NarrateTurnUseCase {
     }
     if (!isModelError(error)) {
       this.logger.error({ msg: 'narration failed unexpectedly', error: describeError(error) });
+    } else {
+      // The operator's words (the endpoint, the provider's own) go to the log; the log of
+      // events and the player get the player's.
+      this.logger.warn({ msg: 'narration failed', kind: error.kind, error: error.message });
     }
-    const message = isModelError(error) ? error.message : UNEXPECTED_FAILURE;
+    const message = isModelError(error) ? error.playerMessage : UNEXPECTED_FAILURE;
     await this.recordFailure(input.adventureId, input.turnId, message, input.attempt);
     return { status: 'failed', error: message };
   }
@@ -438,16 +463,17 @@ export class NarrateTurnUseCase {
    * the truth, the counter a shortcut the API's budget check reads). Only a first append counts,
    * and a failure here costs the counter this narration, never the turn.
    */
-  private async countTokens(state: AdventureState, usage: Usage): Promise<void> {
+  private async countTokens(state: AdventureState, usages: ModelCallUsage[]): Promise<void> {
     if (this.label.narrator === 'offline' || !state.ownerId) return;
-    await this.budget
-      .recordNarration(state.ownerId, usage.promptTokens + usage.completionTokens, new Date())
-      .catch((error: unknown) =>
-        this.logger.warn({
-          msg: "could not count the narration's tokens toward the daily budget",
-          error: describeError(error),
-        }),
-      );
+    const ownerId = state.ownerId;
+    await Promise.all(
+      usages.map((usage) => this.budget.recordSpend(ownerId, usage, new Date())),
+    ).catch((error: unknown) =>
+      this.logger.warn({
+        msg: "could not count the narration's tokens toward the daily budget",
+        error: describeError(error),
+      }),
+    );
   }
 
   /** True when an earlier run of this turn already streamed something past the player's entry. */

@@ -21,3 +21,4 @@ export type { NarrativeCorrection } from './narrative.port';
 // Test factories are pure and small; exported so other libs' and apps' tests build histories
 // through the alias (the only way they may import this lib).
 export * from './testing';
+export * from './event.validation';

@@ -9,13 +9,20 @@ import {
   memoriesOnPath,
   type AdventureState,
   type MemoryEvent,
+  type ModelCallPurpose,
+  type ModelCallUsage,
 } from '@chronicle/adventure';
 import {
   deterministicEventId,
   type AdventureRepository,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
-import type { Embedder, ModelClient } from '@chronicle/llm';
+import {
+  isModelError,
+  type CompletionResult,
+  type Embedder,
+  type ModelClient,
+} from '@chronicle/llm';
 import {
   BACKGROUND_MAX_TOKENS,
   BACKGROUND_TEMPERATURE,
@@ -59,6 +66,32 @@ export interface UpdateMemoryOutcome {
 export interface UpdateMemoryOptions {
   /** The model used when an adventure names none. */
   defaultModel: string;
+  /**
+   * Counts a call's tokens toward the adventure owner's daily budget, after its usage is in the
+   * log (the accounts lib's DailyTokenBudget.recordSpend; absent: nothing is counted).
+   */
+  countSpend?: (ownerId: string, usage: ModelCallUsage) => Promise<void>;
+}
+
+/** A completion's cost as the log records it. */
+export function usageOf(result: Pick<CompletionResult, 'usage' | 'model'>): ModelCallUsage {
+  return {
+    model: result.model,
+    promptTokens: result.usage.promptTokens,
+    completionTokens: result.usage.completionTokens,
+    cachedTokens: result.usage.cachedTokens,
+  };
+}
+
+/** Several calls' costs as one (a regeneration folds chunk by chunk); null for none. */
+export function sumUsage(usages: readonly ModelCallUsage[]): ModelCallUsage | null {
+  if (usages.length === 0) return null;
+  return usages.reduce((sum, usage) => ({
+    model: usage.model,
+    promptTokens: sum.promptTokens + usage.promptTokens,
+    completionTokens: sum.completionTokens + usage.completionTokens,
+    cachedTokens: (sum.cachedTokens ?? 0) + (usage.cachedTokens ?? 0),
+  }));
 }
 
 /** How many chunks of story (of MEMORY_EXCERPT_TOKENS each) a regeneration reads, newest kept. */
@@ -134,7 +167,7 @@ export class UpdateMemoryUseCase {
     }
     if (memoryBankEnabled) {
       try {
-        outcome.embedded = await this.embedPending(state);
+        outcome.embedded = await this.embedPending(input.adventureId, state, meta);
       } catch (error) {
         outcome.errors.push(`embedding: ${(error as Error).message}`);
       }
@@ -176,8 +209,12 @@ export class UpdateMemoryUseCase {
       maxTokens: BACKGROUND_MAX_TOKENS,
       purpose: 'memory',
     });
+    const usage = usageOf(result);
     const text = cleanReply(result.text);
-    if (!text) throw new Error('the model returned an empty memory');
+    if (!text) {
+      await this.recordUsage(adventureId, state, 'memory', usage, meta);
+      throw new Error('the model returned an empty memory');
+    }
     // Named by the block's actions and their text versions: the same block is the same memory;
     // an edited block is a new one.
     const memoryId = deterministicEventId(
@@ -203,6 +240,7 @@ export class UpdateMemoryUseCase {
           sourceEnd: block.sourceEnd,
           anchorActionId: block.anchorActionId,
           createdBy: 'worker',
+          usage,
         },
       };
       return {
@@ -212,7 +250,13 @@ export class UpdateMemoryUseCase {
       };
     });
     // Nothing appended means another run wrote it first (or the story moved): stop this pass.
-    return handled.events.length > 0 ? handled.state : null;
+    // That run recorded its own call; this one's tokens were spent for nothing, and are recorded.
+    if (handled.events.length === 0) {
+      await this.recordUsage(adventureId, state, 'memory', usage, meta);
+      return null;
+    }
+    await this.countSpend(handled.state, usage);
+    return handled.state;
   }
 
   private async writeSummary(
@@ -234,8 +278,12 @@ export class UpdateMemoryUseCase {
       maxTokens: SUMMARY_MAX_TOKENS,
       purpose: 'summary',
     });
+    const usage = usageOf(result);
     const text = cleanReply(result.text);
-    if (!text) throw new Error('the model returned an empty summary');
+    if (!text) {
+      await this.recordUsage(adventureId, state, 'summary', usage, meta);
+      throw new Error('the model returned an empty summary');
+    }
     const summaryId = deterministicEventId(
       adventureId,
       'summary',
@@ -264,6 +312,7 @@ export class UpdateMemoryUseCase {
           sourceEnd: plan.sourceEnd,
           handEdited: false,
           replacesSummaryId: null,
+          usage,
         },
       };
       return {
@@ -272,7 +321,12 @@ export class UpdateMemoryUseCase {
         metadata: { model: result.model, usage: result.usage },
       };
     });
-    return handled.events.length > 0 ? handled.state : null;
+    if (handled.events.length === 0) {
+      await this.recordUsage(adventureId, state, 'summary', usage, meta);
+      return null;
+    }
+    await this.countSpend(handled.state, usage);
+    return handled.state;
   }
 
   /**
@@ -311,6 +365,13 @@ export class UpdateMemoryUseCase {
     const brief = await this.brief(state, rawTexts.length > 0 ? rawTexts : pieces);
     let summary = '';
     let model = this.modelName(state);
+    const spent: ModelCallUsage[] = [];
+    // Calls already answered are paid for even when a later one fails: recorded, then thrown.
+    const refuse = async (message: string): Promise<never> => {
+      const usage = sumUsage(spent);
+      if (usage) await this.recordUsage(adventureId, state, 'summary', usage, metadata);
+      throw new SummarizerError(message);
+    };
     for (const chunk of chunks) {
       const prompt = summaryPrompt(brief, summary, chunk);
       let result;
@@ -323,12 +384,18 @@ export class UpdateMemoryUseCase {
           purpose: 'summary',
         });
       } catch (error) {
-        throw new SummarizerError(`the summarizer failed: ${(error as Error).message}`);
+        // The player is told what they can act on; the endpoint and the provider's words are not
+        // theirs (the API logs the error it is handed).
+        return refuse(
+          `the summarizer failed: ${isModelError(error) ? error.playerMessage : 'an internal error'}`,
+        );
       }
+      spent.push(usageOf(result));
       summary = cleanReply(result.text);
       model = result.model;
-      if (!summary) throw new SummarizerError('the summarizer returned an empty summary');
+      if (!summary) return refuse('the summarizer returned an empty summary');
     }
+    const usage = sumUsage(spent);
     const summaryId = randomUUID();
     const handled = await this.adventures.handleWith(adventureId, { ...metadata, model }, () => ({
       events: [
@@ -342,16 +409,22 @@ export class UpdateMemoryUseCase {
             sourceEnd: tip.depth,
             handEdited: false,
             replacesSummaryId: null,
+            ...(usage && { usage }),
           },
         },
       ],
       eventIds: [summaryId],
     }));
+    if (usage) await this.countSpend(handled.state, usage);
     return { summaryId, text: summary, version: handled.state.version };
   }
 
   /** Embeds memories with no vector for the current model, in writing order, 32 per request. */
-  private async embedPending(state: AdventureState): Promise<number> {
+  private async embedPending(
+    adventureId: string,
+    state: AdventureState,
+    meta: Record<string, unknown> & { actor: string },
+  ): Promise<number> {
     const model = this.embedder.model;
     const texts = [
       ...new Map(
@@ -367,13 +440,47 @@ export class UpdateMemoryUseCase {
     const pending = texts.filter(([hash]) => !stored.has(hash));
     for (let start = 0; start < pending.length; start += MAX_EMBED_BATCH) {
       const batch = pending.slice(start, start + MAX_EMBED_BATCH);
-      const vectors = await this.embedder.embed(batch.map(([, text]) => text));
+      const embedded = await this.embedder.embed(batch.map(([, text]) => text));
+      await this.recordUsage(
+        adventureId,
+        state,
+        'embedding',
+        { model: embedded.model, ...embedded.usage },
+        meta,
+      );
       await this.embeddings.save(
         model,
-        batch.map(([hash], index) => ({ hash, vector: vectors[index] })),
+        batch.map(([hash], index) => ({ hash, vector: embedded.vectors[index] })),
       );
     }
     return pending.length;
+  }
+
+  /**
+   * A model call no other event records (an embedding batch, a reply that could not be used)
+   * is its own ModelUsageRecorded, so the log holds every token the user was charged. A call
+   * that cost nothing (the offline embedder) records nothing.
+   */
+  private async recordUsage(
+    adventureId: string,
+    state: AdventureState,
+    purpose: ModelCallPurpose,
+    usage: ModelCallUsage,
+    meta: Record<string, unknown> & { actor: string },
+  ): Promise<void> {
+    if (usage.promptTokens + usage.completionTokens <= 0) return;
+    const handled = await this.adventures.handleWith(adventureId, meta, (current) =>
+      current.id === null
+        ? { events: [] }
+        : { events: [{ type: 'ModelUsageRecorded', data: { purpose, usage } }] },
+    );
+    if (handled.events.length > 0) await this.countSpend(state, usage);
+  }
+
+  private async countSpend(state: AdventureState, usage: ModelCallUsage): Promise<void> {
+    if (!this.options.countSpend || !state.ownerId) return;
+    // The log is the truth; a counter that misses this is rebuilt from it tomorrow.
+    await this.options.countSpend(state.ownerId, usage).catch(() => undefined);
   }
 
   private async evict(

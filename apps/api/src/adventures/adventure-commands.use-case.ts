@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   decide,
   projectFrom,
@@ -9,7 +9,10 @@ import {
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
 import { AdventureRepository, countTokens } from '@chronicle/adventure-store';
+import type { AppConfig } from '@chronicle/platform';
+import { APP_CONFIG } from '../app-config.token';
 import { requestMetadata } from '../http/request-actor';
+import { assertModelAllowed } from './model-policy';
 import type {
   CorrectNarrativeStateDto,
   EditAdventureDto,
@@ -25,9 +28,13 @@ import { definedOnly, storyCardInput } from './create-adventure.use-case';
  */
 @Injectable()
 export class AdventureCommandsUseCase {
-  constructor(private readonly adventures: AdventureRepository) {}
+  constructor(
+    private readonly adventures: AdventureRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async edit(adventureId: string, body: EditAdventureDto) {
+    assertModelAllowed(body.settings?.model, this.config);
     const changes = definedOnly(body);
     const { state } = await this.run(adventureId, {
       type: 'EditAdventure',

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InvalidCommandError, type StoryCardInput } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
 import { ScriptSandboxPool } from '@chronicle/script-sandbox';
 import { checkScriptSyntax } from '../scripts/scripts.use-case';
+import type { AppConfig } from '@chronicle/platform';
+import { APP_CONFIG } from '../app-config.token';
 import { currentOwnerId, requestMetadata } from '../http/request-actor';
+import { assertModelAllowed } from './model-policy';
 import type { CreateAdventureDto, StoryCardDto } from './adventure.dto';
 
 /** A new adventure from a scenario-like body, its `${Name}` placeholders answered. */
@@ -13,9 +16,11 @@ export class CreateAdventureUseCase {
   constructor(
     private readonly adventures: AdventureRepository,
     private readonly sandbox: ScriptSandboxPool,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async create(body: CreateAdventureDto): Promise<{ id: string; version: number }> {
+    assertModelAllowed(body.settings?.model, this.config);
     const placeholders = body.placeholders ?? {};
     for (const [name, answer] of Object.entries(placeholders)) {
       if (typeof answer !== 'string') {

@@ -35,8 +35,8 @@ export class ScriptSyntaxError extends DomainError {
 }
 
 /** No sandbox process answers: 503 with Retry-After (the error filter's `unavailable`). */
-export class ScriptsUnavailableError extends Error {
-  readonly kind = 'unavailable';
+export class ScriptsUnavailableError extends DomainError {
+  readonly kind = 'unavailable' as const;
   readonly retryAfterSeconds = 2;
   constructor() {
     super('scripts cannot run right now; try again in a moment');
