@@ -8,6 +8,7 @@ import {
   type AdventureEvent,
   type AdventureState,
   type ModelCallUsage,
+  type ScriptEffects,
   type Usage,
 } from '@chronicle/adventure';
 import {
@@ -32,7 +33,7 @@ import { MemoryRetrieval } from './memory-retrieval';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { ProseStreamFilter } from './prose-stream.filter';
 import { WORKER_CONFIG } from './worker-config.token';
-import { TurnScripts, type ContextScripts, type ScriptEffects } from './turn-scripts';
+import { TurnScripts, type ContextScripts } from './turn-scripts';
 
 export interface NarrateTurnInput {
   adventureId: string;
@@ -147,7 +148,7 @@ export class NarrateTurnUseCase {
     let contextScripts: ContextScripts | null = null;
     if (scriptBase?.scripts.some((s) => s.context.trim() !== '')) {
       contextScripts = await this.scripts.context(state, scriptBase, native);
-      if (contextScripts.stopped) return this.stoppedByScript(state, input, contextScripts);
+      if (contextScripts.stopped) return this.stoppedByScript(input, contextScripts);
     }
     const built = contextScripts?.built ?? native;
     const model = built.report.settings.model;
@@ -245,6 +246,16 @@ export class NarrateTurnUseCase {
         finishReason: done.finishReason,
         contextManifest: contextManifest(built),
         latencyMs,
+        // The scripts' effects commit once, with Narrated: a redelivered job that reran the
+        // hooks finds Narrated stored and appends none of its own.
+        ...(contextScripts || outputEffects
+          ? {
+              scripts: {
+                ...(contextScripts ? { context: contextScripts.effects } : {}),
+                ...(outputEffects ? { output: outputEffects } : {}),
+              },
+            }
+          : {}),
       },
     };
     // Use counts move only with a real turn, in the same append as its narration: a preview, a
@@ -270,26 +281,6 @@ export class NarrateTurnUseCase {
       (current) => {
         const events: AdventureEvent[] = decide(narration, current, { countTokens });
         const eventIds = [deterministicEventId(turnId, 'narrated')];
-        // The scripts' effects commit once, with Narrated: a redelivered job that reran the
-        // hooks finds Narrated stored and appends none of its own.
-        const cards = new Set(current.cards.map((card) => card.id));
-        if (contextScripts) {
-          events.push(
-            ...this.scripts.events(
-              turnId,
-              'context',
-              actionId,
-              contextScripts.effects,
-              current,
-              cards,
-            ),
-          );
-        }
-        if (outputEffects) {
-          events.push(
-            ...this.scripts.events(turnId, 'output', actionId, outputEffects, current, cards),
-          );
-        }
         if (usedIds.length > 0) {
           events.push({ type: 'MemoriesUsed', data: { turnId, memoryIds: usedIds } });
           eventIds.push(deterministicEventId(turnId, 'memories-used'));
@@ -347,29 +338,24 @@ export class NarrateTurnUseCase {
 
   /** onModelContext stopped the turn: recorded with its effects, announced, no model call. */
   private async stoppedByScript(
-    state: AdventureState,
     input: NarrateTurnInput,
     scripts: ContextScripts,
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
     const message = scripts.stopped?.message ?? '';
-    const handled = await this.adventures.handleWith(
+    const handled = await this.adventures.handle(
       adventureId,
-      { actor: ACTOR, causationId: turnId, jobId: input.jobId, attempt: input.attempt },
-      (current) => {
-        if (current.inFlight?.turnId !== turnId) throw new TurnNotInFlightError(turnId);
-        return {
-          events: [
-            {
-              type: 'TurnStoppedByScript',
-              data: { turnId, hook: 'context', scriptId: scripts.stopped?.scriptId ?? '', message },
-            },
-            ...this.scripts.events(turnId, 'context', current.head ?? '', scripts.effects, current),
-          ],
-          eventIds: [deterministicEventId(turnId, 'stopped-by-script')],
-        };
+      {
+        type: 'StopTurnByScript',
+        data: {
+          turnId,
+          scriptId: scripts.stopped?.scriptId ?? '',
+          message,
+          effects: scripts.effects,
+        },
       },
-      { state },
+      { actor: ACTOR, causationId: turnId, jobId: input.jobId, attempt: input.attempt },
+      { eventIds: [deterministicEventId(turnId, 'stopped-by-script')] },
     );
     await this.publishMessages(turnId, handled.events);
     await this.stream.publish(turnId, 'stopped', { message });

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  scriptEffects,
-  storableText,
-  type AdventureEvent,
-  type AdventureState,
-  type ScriptedInput,
-} from '@chronicle/adventure';
+import { storableText, type AdventureState, type ScriptEffects } from '@chronicle/adventure';
 import {
   AdventureRepository,
   scriptHookBase,
@@ -28,11 +22,7 @@ import {
   runHookChain,
   type ContextChange,
   type HookChainResult,
-  type HookName,
 } from '@chronicle/scripting';
-
-/** A hook chain's effects, to be committed once with the turn's terminal event. */
-export type ScriptEffects = Pick<ScriptedInput, 'runs' | 'states' | 'cardOps' | 'messages'>;
 
 export interface ContextScripts {
   built: BuiltContext;
@@ -187,18 +177,6 @@ export class TurnScripts {
     const chain = await this.run(state, base, 'output', prose, {}, spentMs);
     const text = storableText(chain.text, SCRIPT_LIMITS.outputTextChars);
     return { text: text.trim() === '' ? prose : text, effects: effectsOf(chain) };
-  }
-
-  /** The effects as events on the story node `actionId`. */
-  events(
-    turnId: string,
-    hook: HookName,
-    actionId: string,
-    effects: ScriptEffects,
-    state: AdventureState,
-    knownCards?: Set<string>,
-  ): AdventureEvent[] {
-    return scriptEffects(turnId, hook, actionId, effects, state, knownCards);
   }
 
   private async run(

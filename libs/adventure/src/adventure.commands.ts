@@ -12,7 +12,7 @@ import type {
   Usage,
 } from './adventure.events';
 import type { NarrativeCorrection } from './narrative.port';
-import type { ScriptedInput, ScriptInput } from './script.decider';
+import type { ScriptCommand, ScriptEffects, ScriptedInput, ScriptInput } from './script.decider';
 
 /** A story card as a command gives it: the descriptive fields may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
@@ -86,7 +86,14 @@ export type RecordNarration = {
     finishReason: string;
     contextManifest: Record<string, unknown>;
     latencyMs: number;
+    /** onModelContext's and onOutput's effects, committed with the narration (spec §3.1). */
+    scripts?: { context?: ScriptEffects; output?: ScriptEffects };
   };
+};
+/** onModelContext stopped the turn in flight: no model call; the player action stays. */
+export type StopTurnByScript = {
+  type: 'StopTurnByScript';
+  data: { turnId: string; scriptId: string; message: string; effects: ScriptEffects };
 };
 export type RecordNarrationFailure = {
   type: 'RecordNarrationFailure';
@@ -120,6 +127,8 @@ export type AdventureCommand =
   | RequestRetry
   | RecordNarration
   | RecordNarrationFailure
+  | StopTurnByScript
+  | ScriptCommand
   | CancelTurn
   | Undo
   | Redo

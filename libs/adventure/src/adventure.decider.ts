@@ -30,7 +30,13 @@ import {
 } from './adventure.validation';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
-import { scriptedSubmit, scriptsAdded } from './script.decider';
+import {
+  decideScript,
+  isScriptCommand,
+  scriptEffects,
+  scriptedSubmit,
+  scriptsAdded,
+} from './script.decider';
 
 /** The action id is taken: a resent request is answered from the log, not decided again. */
 export class DuplicateActionError extends ConflictError {
@@ -48,6 +54,24 @@ export class TurnNotInFlightError extends ConflictError {
   }
 }
 
+function narrationScriptEffects(
+  turnId: string,
+  actionId: string,
+  scripts: Extract<AdventureCommand, { type: 'RecordNarration' }>['data']['scripts'],
+  state: AdventureState,
+): AdventureEvent[] {
+  if (!scripts) return [];
+  const cards = new Set(state.cards.map((card) => card.id));
+  return [
+    ...(scripts.context
+      ? scriptEffects(turnId, 'context', actionId, scripts.context, state, cards)
+      : []),
+    ...(scripts.output
+      ? scriptEffects(turnId, 'output', actionId, scripts.output, state, cards)
+      : []),
+  ];
+}
+
 export function decide(
   command: AdventureCommand,
   state: AdventureState,
@@ -55,6 +79,7 @@ export function decide(
 ): AdventureEvent[] {
   if (command.type === 'CreateAdventure') return create(command.data, state, context);
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
+  if (isScriptCommand(command)) return decideScript(command, state);
   const count = (text: string) => context.countTokens(text, state.settings.encoding);
 
   switch (command.type) {
@@ -165,6 +190,18 @@ export function decide(
             latencyMs: d.latencyMs,
           },
         },
+        // The scripts' effects on the narration's node, Context's before Output's (the
+        // card ids they know run on from one to the other).
+        ...narrationScriptEffects(d.turnId, actionId, d.scripts, state),
+      ];
+    }
+
+    case 'StopTurnByScript': {
+      const { turnId, scriptId, message, effects } = command.data;
+      requireTurnInFlight(state, turnId);
+      return [
+        { type: 'TurnStoppedByScript', data: { turnId, hook: 'context', scriptId, message } },
+        ...scriptEffects(turnId, 'context', state.head ?? '', effects, state),
       ];
     }
 

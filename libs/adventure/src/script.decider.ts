@@ -145,6 +145,15 @@ export function decideScript(command: ScriptCommand, state: AdventureState): Scr
   }
 }
 
+/** A hook chain's effects, as a command carries them to the decider. */
+export type ScriptEffects = Pick<ScriptedInput, 'runs' | 'states' | 'cardOps' | 'messages'>;
+
+const SCRIPT_COMMANDS = new Set(['AddScript', 'EditScript', 'RemoveScript', 'ReorderScripts']);
+
+export function isScriptCommand(command: { type: string }): command is ScriptCommand {
+  return SCRIPT_COMMANDS.has(command.type);
+}
+
 /** What an onInput chain produced, as the API hands it to the decider with SubmitAction. */
 export interface ScriptedInput {
   /** The chain's text (formatted as the player action is stored), unless it stopped. */

@@ -3,7 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   DomainError,
   NotFoundError,
-  decideScript,
   scriptStateAtHead,
   type AdventureState,
   type ScriptCommand,
@@ -230,9 +229,7 @@ export class ScriptsUseCase {
   }
 
   private run(adventureId: string, command: ScriptCommand) {
-    return this.adventures.handleWith(adventureId, requestMetadata(), (state) => ({
-      events: decideScript(command, state),
-    }));
+    return this.adventures.handle(adventureId, command, requestMetadata());
   }
 }
 
