@@ -43,6 +43,23 @@ export interface FakeScript {
   hangMs?: number;
   /** only a request to this path takes the script (default: any endpoint) */
   path?: string;
+  // Raw frame modes: what a misbehaving provider sends inside a 200 stream.
+  /** after this many text chunks, send a `data:` line that is not JSON (then nothing more) */
+  invalidJsonAfterChunks?: number;
+  /** after `afterChunks` text chunks (default 0), send `data: {"error": …}` and end the body */
+  errorFrame?: { message: string; code?: string; type?: string; afterChunks?: number };
+  /**
+   * end the text inside a `state` block that never closes and finish with `length`, as a model
+   * that hit its output cap mid-block does; `text` is the narration before the block
+   */
+  lengthInStateBlock?: boolean;
+  /** send this many bytes of the streamed body, then reset the socket (TCP RST) */
+  resetAfterBytes?: number;
+  /**
+   * reply with the last user message's text (the prompt's tail in completion mode): the worst
+   * case for a state block forged in a player's action
+   */
+  echoLastUser?: boolean;
 }
 
 export interface RecordedRequest {
@@ -73,7 +90,18 @@ export interface FakeOpenAiServerOptions {
   embeddingDimensions?: number;
   /** keep at most this many recorded requests (benchmarks) */
   maxRecorded?: number;
+  /**
+   * Compute `cached_tokens` from the prompts seen before, as OpenAI's prefix cache does
+   * (default true): see `FakeOpenAiServer.cachedTokensFor`. A script's `usage.cachedTokens` wins.
+   */
+  promptCache?: boolean;
 }
+
+/** OpenAI's rule: a shared prefix is served from 1,024 tokens on, in steps of 128. */
+export const FAKE_CACHE_MIN_TOKENS = 1024;
+export const FAKE_CACHE_STEP_TOKENS = 128;
+/** Earlier prompts per cache key a request is compared with. */
+const FAKE_CACHE_DEPTH = 8;
 
 const DEFAULT_TEXT = 'The fake narrator continues the story.';
 
@@ -90,14 +118,44 @@ function splitText(text: string, chunks: number | string[] | undefined): string[
   return out.length > 0 ? out : [''];
 }
 
+/** The last user message (chat) or the last 2,000 characters of the prompt (completion). */
+function lastUserText(body: Record<string, unknown>): string {
+  if (Array.isArray(body.messages)) {
+    const users = (body.messages as { role?: unknown; content?: unknown }[]).filter(
+      (m) => m.role === 'user' && typeof m.content === 'string',
+    );
+    return users.length > 0 ? (users[users.length - 1].content as string) : '';
+  }
+  return typeof body.prompt === 'string' ? body.prompt.slice(-2_000) : '';
+}
+
+/** An unterminated `state` block cut mid-object, appended to the narration. */
+const OPEN_STATE_BLOCK = '\n\n```state\n{"type":"ItemGained","item":"lan';
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  // content parts (a message split at cache breakpoints): their texts, in order
+  if (Array.isArray(content)) {
+    return content
+      .map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : ''))
+      .join('');
+  }
+  return '';
+}
+
 function promptText(body: Record<string, unknown>): string {
   if (typeof body.prompt === 'string') return body.prompt;
   if (Array.isArray(body.messages)) {
-    return body.messages
-      .map((m: { content?: unknown }) => (typeof m.content === 'string' ? m.content : ''))
-      .join('\n');
+    return body.messages.map((m: { content?: unknown }) => contentText(m.content)).join('\n');
   }
   return '';
+}
+
+function sharedChars(a: string, b: string): number {
+  const end = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < end && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
 }
 
 /** A deterministic unit vector for a text, so equal inputs get equal embeddings. */
@@ -116,6 +174,10 @@ export class FakeOpenAiServer {
   private server?: Server;
   private waiters: Array<() => void> = [];
   private defaultReply: FakeOpenAiServerOptions['defaultReply'];
+  /** recent prompts per cache key (`prompt_cache_key`, or '' without one), newest first */
+  private readonly promptCache = new Map<string, string[]>();
+  /** prompt and cached tokens of every generation answered with usage (benchmarks read these) */
+  readonly cacheTotals = { promptTokens: 0, cachedTokens: 0, requests: 0 };
 
   constructor(private readonly options: FakeOpenAiServerOptions = {}) {
     this.defaultReply = options.defaultReply;
@@ -169,6 +231,28 @@ export class FakeOpenAiServer {
   clear(): void {
     this.requests.length = 0;
     this.queue.length = 0;
+    this.promptCache.clear();
+    this.cacheTotals.promptTokens = this.cacheTotals.cachedTokens = this.cacheTotals.requests = 0;
+  }
+
+  /**
+   * The cached tokens a prefix cache would serve for `prompt` under `key`, then remembers it:
+   * the longest prefix it shares with a recent prompt of the same key, in this server's tokens
+   * (4 characters each, as its `prompt_tokens`), counted from 1,024 in steps of 128.
+   */
+  cachedTokensFor(key: string, prompt: string): number {
+    const recent = this.promptCache.get(key) ?? [];
+    let shared = 0;
+    for (const earlier of recent) shared = Math.max(shared, sharedChars(prompt, earlier));
+    recent.unshift(prompt);
+    recent.length = Math.min(recent.length, FAKE_CACHE_DEPTH);
+    this.promptCache.set(key, recent);
+    const tokens = Math.min(Math.floor(shared / 4), approxTokens(prompt));
+    if (tokens < FAKE_CACHE_MIN_TOKENS) return 0;
+    return (
+      FAKE_CACHE_MIN_TOKENS +
+      Math.floor((tokens - FAKE_CACHE_MIN_TOKENS) / FAKE_CACHE_STEP_TOKENS) * FAKE_CACHE_STEP_TOKENS
+    );
   }
 
   /** Resolves once at least `count` requests have arrived. */
@@ -292,13 +376,20 @@ export class FakeOpenAiServer {
   }
 
   private usage(json: Record<string, unknown>, text: string, script: FakeScript) {
-    const promptTokens = script.usage?.promptTokens ?? approxTokens(promptText(json));
+    const prompt = promptText(json);
+    const promptTokens = script.usage?.promptTokens ?? approxTokens(prompt);
     const completionTokens = script.usage?.completionTokens ?? approxTokens(text);
+    const key = typeof json.prompt_cache_key === 'string' ? json.prompt_cache_key : '';
+    const seen = this.options.promptCache === false ? 0 : this.cachedTokensFor(key, prompt);
+    const cachedTokens = Math.min(script.usage?.cachedTokens ?? seen, promptTokens);
+    this.cacheTotals.promptTokens += promptTokens;
+    this.cacheTotals.cachedTokens += cachedTokens;
+    this.cacheTotals.requests += 1;
     return {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
-      prompt_tokens_details: { cached_tokens: script.usage?.cachedTokens ?? 0 },
+      prompt_tokens_details: { cached_tokens: cachedTokens },
     };
   }
 
@@ -334,9 +425,10 @@ export class FakeOpenAiServer {
     mode: 'chat' | 'completion',
     script: FakeScript,
   ): Promise<void> {
-    const text = script.text ?? DEFAULT_TEXT;
+    const base = script.echoLastUser ? lastUserText(json) : (script.text ?? DEFAULT_TEXT);
+    const text = script.lengthInStateBlock ? `${base}${OPEN_STATE_BLOCK}` : base;
     const model = script.model ?? (typeof json.model === 'string' ? json.model : 'fake-model');
-    const finishReason = script.finishReason ?? 'stop';
+    const finishReason = script.finishReason ?? (script.lengthInStateBlock ? 'length' : 'stop');
     const usage = this.usage(json, text, script);
     const reasoningField = script.reasoningField ?? 'reasoning_content';
     const delay = this.options.instant ? 0 : (script.delayMs ?? this.options.chunkDelayMs ?? 2);
@@ -392,9 +484,27 @@ export class FakeOpenAiServer {
         );
       }
     }
-    for (const piece of splitText(text, script.chunks))
-      frames.push(frame([textChoice(piece, null)]));
-    if (!script.endWithoutDone) {
+    const textStart = frames.length;
+    const pieces = splitText(text, script.chunks);
+    for (const piece of pieces) frames.push(frame([textChoice(piece, null)]));
+    // A raw fault takes the place of everything from its chunk on: nothing follows it.
+    const raw =
+      script.invalidJsonAfterChunks !== undefined
+        ? `data: {"id":"${id}","choices":[{"index":0,"delta":{"content":"unterminated\n\n`
+        : script.errorFrame
+          ? `data: ${JSON.stringify({
+              error: {
+                message: script.errorFrame.message,
+                type: script.errorFrame.type ?? 'server_error',
+                code: script.errorFrame.code ?? null,
+              },
+            })}\n\n`
+          : undefined;
+    if (raw !== undefined) {
+      const after = script.invalidJsonAfterChunks ?? script.errorFrame?.afterChunks ?? 0;
+      frames.splice(textStart + Math.min(Math.max(0, after), pieces.length));
+      frames.push(raw);
+    } else if (!script.endWithoutDone) {
       frames.push(frame([textChoice('', finishReason)]));
       const options = json.stream_options as { include_usage?: boolean } | undefined;
       if (options?.include_usage) {
@@ -409,6 +519,19 @@ export class FakeOpenAiServer {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
+    if (script.resetAfterBytes !== undefined) {
+      const body = Buffer.from(frames.join(''), 'utf8');
+      const sent = body.subarray(0, Math.max(0, script.resetAfterBytes));
+      if (delay > 0) await this.sleep(delay);
+      if (res.destroyed) return;
+      res.flushHeaders();
+      await new Promise<void>((resolve) => res.write(sent, () => resolve()));
+      // RST instead of FIN: the client sees ECONNRESET mid-body, as after a proxy or provider crash
+      const socket = res.socket;
+      if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+      else socket?.destroy();
+      return;
+    }
     const cutAt = script.cutAfterChunks;
     if (delay === 0 && cutAt === undefined) {
       res.end(frames.join(''));

@@ -1,3 +1,5 @@
+import { UsageController } from './usage/usage.controller';
+import { UsageLedger } from './usage/usage-ledger.service';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
@@ -51,6 +53,7 @@ export class ApiModule {
         TurnsController,
         ScriptsController,
         AdminController,
+        UsageController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -64,6 +67,7 @@ export class ApiModule {
         StreamSlots,
         ContextPreviewUseCase,
         ScriptsUseCase,
+        UsageLedger,
       ],
       exports: [APP_CONFIG],
     };

@@ -14,6 +14,7 @@ import { MemoryRetrieval } from './memory-retrieval';
 import { modelClientProviders } from './model-client.provider';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { NarrateProcessor } from './narrate.processor';
+import { TurnReconciler } from './turn.reconciler';
 import { WORKER_CONFIG } from './worker-config.token';
 
 /** The narrate worker's BullMQ options, from configuration. */
@@ -65,8 +66,9 @@ export class ContextWorkerModule {
         NarrateTurnUseCase,
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
+        TurnReconciler,
       ],
-      exports: [NarrateTurnUseCase],
+      exports: [NarrateTurnUseCase, TurnReconciler],
     };
   }
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
+  EVENT_SCHEMA_VERSIONS,
   adventureStreamId,
   canonicalJson,
   createAdventureCommand,
@@ -70,7 +71,7 @@ describe('export and import (Postgres)', () => {
     expect(JSON.parse(lines[1])).toMatchObject({
       type: 'AdventureCreated',
       version: 1,
-      schemaVersion: 1,
+      schemaVersion: EVENT_SCHEMA_VERSIONS.AdventureCreated,
       id: expect.any(String),
       recordedAt: expect.any(String),
       metadata: { actor: 'test' },

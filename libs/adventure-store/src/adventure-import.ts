@@ -183,7 +183,13 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
   if (draft.inFlight) {
     const failed: AdventureEvent = {
       type: 'NarrationFailed',
-      data: { turnId: draft.inFlight.turnId, message: IMPORTED_IN_FLIGHT_MESSAGE, attempts: 0 },
+      // `lost`: its job stayed behind with the installation it came from
+      data: {
+        turnId: draft.inFlight.turnId,
+        code: 'lost',
+        message: IMPORTED_IN_FLIGHT_MESSAGE,
+        attempts: 0,
+      },
     };
     const version = draft.version + 1;
     evolveInPlace(draft, { ...failed, version } as RecordedAdventureEvent);

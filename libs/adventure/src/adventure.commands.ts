@@ -11,6 +11,7 @@ import type {
   TokenEncoding,
   Usage,
 } from './adventure.events';
+import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 import type { ScriptCommand, ScriptEffects, ScriptedInput, ScriptInput } from './script.decider';
 
@@ -97,7 +98,8 @@ export type StopTurnByScript = {
 };
 export type RecordNarrationFailure = {
   type: 'RecordNarrationFailure';
-  data: { turnId: string; error: string; attempts: number };
+  /** `code` defaults to the one the message's words stand for (`internal` when none fits). */
+  data: { turnId: string; error: string; attempts: number; code?: NarrationFailureCode };
 };
 export type CancelTurn = { type: 'CancelTurn'; data: { turnId: string } };
 export type Undo = { type: 'Undo'; data: Record<string, never> };

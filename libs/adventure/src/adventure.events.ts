@@ -2,11 +2,16 @@
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.
 
-import type { Persona as ContextPersona, StoryCard as ContextStoryCard } from '@chronicle/context';
+import type {
+  Persona as ContextPersona,
+  StoryCard as ContextStoryCard,
+  HistoryMode,
+} from '@chronicle/context';
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
 import { SCRIPT_EVENT_SCHEMA_VERSIONS, type ScriptEvent, type ScriptSource } from './script.events';
+import type { NarrationFailureCode } from './narration-failure';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
 
@@ -33,6 +38,13 @@ export interface AdventureSettings {
   /** 0 = not sent, -1 = reasoning off, a positive value is added on top of the output cap. */
   reasoningMaxTokens: number;
   encoding: TokenEncoding;
+  /**
+   * How the prompt's history window moves (libs/context): `stable` (the default since v2 of
+   * AdventureCreated) moves its start by whole blocks so the provider's prefix cache keeps
+   * serving it; `sliding` is the seed's window. Adventures created before it was a setting were
+   * narrated with `sliding` and upcast to it, so their prompts replay byte for byte.
+   */
+  historyMode: HistoryMode;
   autoSummarize: boolean;
   memoryBankEnabled: boolean;
   memoryTopK: number;
@@ -164,10 +176,13 @@ export type RetryRequested = {
   data: { turnId: string; replacesActionId: string };
 };
 export type Narrated = { type: 'Narrated'; data: NarratedData };
-/** v1 named the message `error`; v2 calls it `message`, like the turn stream's `error` frame. */
+/**
+ * v1 named the message `error`; v2 calls it `message`, like the turn stream's `error` frame; v3
+ * adds the stable `code` a client switches on (see narration-failure.ts).
+ */
 export type NarrationFailed = {
   type: 'NarrationFailed';
-  data: { turnId: string; message: string; attempts: number };
+  data: { turnId: string; code: NarrationFailureCode; message: string; attempts: number };
 };
 export type NarrationCancelled = { type: 'NarrationCancelled'; data: { turnId: string } };
 export type HeadMoved = {
@@ -223,7 +238,7 @@ export type RecordedAdventureEvent = AdventureEvent & { version: number };
  * changes shape, and register an upcaster from the old version (see `event.upcaster.ts`).
  */
 export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>> = {
-  AdventureCreated: 1,
+  AdventureCreated: 2,
   AdventureEdited: 1,
   StoryCardAdded: 1,
   StoryCardEdited: 1,
@@ -231,7 +246,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   PlayerActed: 1,
   RetryRequested: 1,
   Narrated: 1,
-  NarrationFailed: 2,
+  NarrationFailed: 3,
   NarrationCancelled: 1,
   HeadMoved: 1,
   ActionEdited: 1,

@@ -13,11 +13,14 @@ import type {
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 import type { ScriptHookRanData, ScriptRecord } from './script.events';
+import type { NarrationFailureCode } from './narration-failure';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. 5: scenario scripts (`scripts`). How a
+ * story tree is a NodeTable of buckets. 5: scenario scripts (`scripts`); a turn's outcome keeps its
+ * failure code, and settings carry `historyMode` (an old snapshot has none, and would narrate an
+ * old adventure with the new default). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -80,6 +83,8 @@ export interface TurnOutcome {
   /** The AI action written when done. */
   actionId: string | null;
   error: string | null;
+  /** Why it failed or was cancelled, as NarrationFailed's stable code; null when done. */
+  code: NarrationFailureCode | null;
 }
 
 /** How many finished turns keep their outcome in the projection (newest last). */
@@ -197,6 +202,7 @@ export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   contextTokenBudget: 16384,
   reasoningMaxTokens: 0,
   encoding: 'cl100k_base',
+  historyMode: 'stable',
   autoSummarize: false,
   memoryBankEnabled: false,
   memoryTopK: 5,

@@ -3,6 +3,7 @@
 // alone, so a replay of the same log always reads the same events.
 
 import { EVENT_SCHEMA_VERSIONS } from './adventure.events';
+import { failureCodeOfMessage } from './narration-failure';
 
 /** Turns `data` written at version N into the shape of version N + 1. */
 export type UpcastStep = (data: unknown) => unknown;
@@ -76,12 +77,26 @@ export function createUpcasterRegistry(
  * bumped.
  */
 export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {
+  AdventureCreated: {
+    // v1 had no `settings.historyMode`: those adventures were narrated with the seed's sliding
+    // window, and keep it so that every prompt in their log rebuilds to the same bytes.
+    1: (data) => {
+      const created = data as { settings?: Record<string, unknown> };
+      return { ...created, settings: { historyMode: 'sliding', ...created.settings } };
+    },
+  },
   NarrationFailed: {
     // v1 `{turnId, error, attempts}` → v2 `{turnId, message, attempts}`: the plain message the
     // player sees, named as the turn stream's `error {message}` frame names it.
     1: (data) => {
       const { error, ...rest } = data as { error?: unknown };
       return { ...rest, message: typeof error === 'string' ? error : String(error ?? '') };
+    },
+    // v2 → v3 `{turnId, code, message, attempts}`: the code the message of that release stood
+    // for (its messages were fixed texts, told apart by their words), `internal` when none fits.
+    2: (data) => {
+      const { message } = data as { message?: unknown };
+      return { ...(data as object), code: failureCodeOfMessage(String(message ?? '')) };
     },
   },
 };

@@ -37,6 +37,7 @@ export function evolveScripts(draft: AdventureState, event: ScriptEvent): void {
         status: 'stopped',
         actionId: null,
         error: event.data.message,
+        code: null,
       });
       if (draft.recentTurns.length > RECENT_TURNS_KEPT) draft.recentTurns.shift();
       return;

@@ -14,6 +14,7 @@ import {
 } from '@chronicle/adventure';
 import {
   deterministicEventId,
+  historyBudgetFloor,
   type AdventureRepository,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
@@ -152,7 +153,7 @@ export class UpdateMemoryUseCase {
       }
     }
     if (autoSummarize) {
-      const plan = summaryPlan(state);
+      const plan = summaryPlan(state, { historyBudget: historyBudgetFloor(state) });
       if (plan) {
         try {
           const written = await this.writeSummary(input.adventureId, state, plan, meta);
@@ -205,6 +206,7 @@ export class UpdateMemoryUseCase {
     const result = await this.model.complete({
       ...prompt,
       model: this.modelName(state),
+      cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: BACKGROUND_MAX_TOKENS,
       purpose: 'memory',
@@ -274,6 +276,7 @@ export class UpdateMemoryUseCase {
     const result = await this.model.complete({
       ...prompt,
       model: this.modelName(state),
+      cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: SUMMARY_MAX_TOKENS,
       purpose: 'summary',
@@ -293,7 +296,7 @@ export class UpdateMemoryUseCase {
       plan.current?.text ?? '',
     );
     const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const due = summaryPlan(current);
+      const due = summaryPlan(current, { historyBudget: historyBudgetFloor(current) });
       if (
         !due ||
         due.anchorActionId !== plan.anchorActionId ||
@@ -379,6 +382,7 @@ export class UpdateMemoryUseCase {
         result = await this.model.complete({
           ...prompt,
           model: this.modelName(state),
+          cacheKey: state.id ?? undefined,
           temperature: BACKGROUND_TEMPERATURE,
           maxTokens: SUMMARY_MAX_TOKENS,
           purpose: 'summary',

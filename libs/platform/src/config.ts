@@ -4,6 +4,14 @@
 // declared here, once, with its default and meaning; the README's table and
 // docker-compose.yml are written from this list.
 
+import { readFileSync } from 'node:fs';
+import {
+  DEFAULT_MODEL_PRICES,
+  parseModelPrices,
+  PriceTableError,
+  type ModelPriceTable,
+} from './model-prices';
+
 export interface AppConfig {
   databaseUrl: string;
   databasePoolSize: number;
@@ -16,10 +24,19 @@ export interface AppConfig {
   modelApiKey: string | undefined;
   modelName: string;
   modelTimeoutMs: number;
+  modelPromptCacheKey: 'auto' | 'true' | 'false';
+  modelCacheControl: boolean;
+  /** MODEL_PRICES_FILE's table (empty without one); see `modelPriceTable`. */
+  modelPricesFile: ModelPriceTable;
+  /** MODEL_PRICES's table (empty without one); see `modelPriceTable`. */
+  modelPrices: ModelPriceTable;
   embeddingModel: string;
   narrateAttempts: number;
   narrateConcurrency: number;
   narrateLockMs: number;
+  narrateTurnDeadlineMs: number;
+  reconcileIntervalMs: number;
+  reconcileMaxRequeues: number;
   memoryConcurrency: number;
   scriptSandboxProcesses: number;
   scriptHookTimeoutMs: number;
@@ -35,6 +52,7 @@ export interface AppConfig {
   rateLimitWindowSeconds: number;
   dailyTokenBudget: number;
   devKeyOnStart: DevKeyOnStart;
+  logFormat: LogFormat;
   rateLimitReadsPerMinute: number;
   sseMaxPerKey: number;
   sseMaxConnections: number;
@@ -54,6 +72,12 @@ export const ADMIN_API_KEY_MIN_LENGTH = 32;
 export function allowedModels(config: Pick<AppConfig, 'modelAllowed' | 'modelName'>): string[] {
   return config.modelAllowed.length > 0 ? config.modelAllowed : [config.modelName];
 }
+
+/**
+ * How `npm start` shows its processes' logs. auto: a short human banner unless
+ * NODE_ENV=production. The apps themselves always write JSON lines.
+ */
+export type LogFormat = 'auto' | 'json' | 'human';
 
 /** auto: a development key on the first start unless NODE_ENV=production. */
 export type DevKeyOnStart = 'auto' | 'true' | 'false';
@@ -105,6 +129,22 @@ const slug = (raw: string): string => {
     throw new InvalidValue('may hold only letters, digits, - and _');
   return raw;
 };
+
+function prices(json: string): ModelPriceTable {
+  try {
+    return parseModelPrices(json);
+  } catch (error) {
+    if (error instanceof PriceTableError) throw new InvalidValue(error.message);
+    throw error;
+  }
+}
+
+/** The price table in force: the built-in one, then MODEL_PRICES_FILE's, then MODEL_PRICES's. */
+export function modelPriceTable(
+  config: Pick<AppConfig, 'modelPricesFile' | 'modelPrices'>,
+): ModelPriceTable {
+  return { ...DEFAULT_MODEL_PRICES, ...config.modelPricesFile, ...config.modelPrices };
+}
 
 // The order here is the order of the README table.
 export const CONFIG_VARIABLES = [
@@ -175,6 +215,50 @@ export const CONFIG_VARIABLES = [
     int(1000, 600000),
   ),
   v(
+    'MODEL_PROMPT_CACHE_KEY',
+    'modelPromptCacheKey',
+    'auto',
+    "Send each model call's adventure id as OpenAI's `prompt_cache_key`, so an adventure's turns reach the same prompt cache: auto (only when MODEL_BASE_URL is api.openai.com), true or false.",
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
+        throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
+  v(
+    'MODEL_CACHE_CONTROL',
+    'modelCacheControl',
+    'false',
+    "Mark explicit prompt-cache breakpoints (`cache_control`, as Anthropic models through OpenRouter want them) at the end of the system block and at the history's newest block start: true or false.",
+    (raw) => {
+      if (raw !== 'true' && raw !== 'false') throw new InvalidValue('must be true or false');
+      return raw === 'true';
+    },
+  ),
+  v(
+    'MODEL_PRICES_FILE',
+    'modelPricesFile',
+    '',
+    'Path of a JSON file of model prices, `{"<model>": {"input": 0.15, "cachedInput": 0.075, "output": 0.6}}` in USD per million tokens, that overrides and extends the built-in table for the cost ledger (`GET /v1/usage`). Empty: the built-in table.',
+    (raw) => {
+      if (raw.trim() === '') return {};
+      let text: string;
+      try {
+        text = readFileSync(raw.trim(), 'utf8');
+      } catch {
+        throw new InvalidValue('names a file that cannot be read');
+      }
+      return prices(text);
+    },
+  ),
+  v(
+    'MODEL_PRICES',
+    'modelPrices',
+    '',
+    'Model prices as a JSON value of the same shape, applied over MODEL_PRICES_FILE and the built-in table. Empty: none.',
+    (raw) => (raw.trim() === '' ? {} : prices(raw)),
+  ),
+  v(
     'EMBEDDING_MODEL',
     'embeddingModel',
     'text-embedding-3-small',
@@ -201,6 +285,27 @@ export const CONFIG_VARIABLES = [
     '30000',
     "How long a narrate job's lock lasts without renewal, and how often stalled jobs are looked for: a worker that died mid-turn has its job taken over within about twice this.",
     int(1000, 600000),
+  ),
+  v(
+    'NARRATE_TURN_DEADLINE_MS',
+    'narrateTurnDeadlineMs',
+    '600000',
+    'Longest a turn may stay in flight (queued, running or waiting for Postgres or Redis) before the reconciler ends it as NarrationFailed {code: "deadline"}.',
+    int(1000, 86_400_000),
+  ),
+  v(
+    'RECONCILE_INTERVAL_MS',
+    'reconcileIntervalMs',
+    '5000',
+    'How often the reconciler (one active per installation, in a context worker) compares the turns in flight in Postgres with their jobs in Redis and re-enqueues a missing, failed or stalled one: a lost job is back in the queue within twice this.',
+    int(100, 600_000),
+  ),
+  v(
+    'RECONCILE_MAX_REQUEUES',
+    'reconcileMaxRequeues',
+    '3',
+    'Times the reconciler re-enqueues one turn before it ends it as NarrationFailed {code: "lost"}.',
+    int(0, 100),
   ),
   v(
     'MEMORY_CONCURRENCY',
@@ -319,6 +424,17 @@ export const CONFIG_VARIABLES = [
     (raw) => {
       if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
         throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
+  v(
+    'LOG_FORMAT',
+    'logFormat',
+    'auto',
+    '`npm start` output: auto (a short human banner with the URL, the docs and a sign-in link, and warnings and errors as lines, unless NODE_ENV=production), json (every JSON log line) or human.',
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'json' && raw !== 'human')
+        throw new InvalidValue('must be auto, json or human');
       return raw;
     },
   ),

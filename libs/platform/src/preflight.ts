@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { closeRedis } from '@chronicle/queue';
+import { closeRedis, judgeRedisSettings, readRedisSettings } from '@chronicle/queue';
 import Redis from 'ioredis';
 import type { AppConfig } from './config';
 
@@ -65,7 +65,13 @@ export async function ensurePostgres(databaseUrl: string): Promise<void> {
   }
 }
 
-export async function ensureRedis(redisUrl: string): Promise<void> {
+/** What start-up found wrong with Redis's settings: logged, and /health reports the problem. */
+export interface RedisSettingsReport {
+  problem?: string;
+  warnings: string[];
+}
+
+export async function ensureRedis(redisUrl: string): Promise<RedisSettingsReport> {
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     connectTimeout: PREFLIGHT_TIMEOUT_MS,
@@ -78,12 +84,16 @@ export async function ensureRedis(redisUrl: string): Promise<void> {
     await redis.connect();
     await redis.ping();
   } catch (error) {
+    await closeRedis(redis);
     throw new ServiceUnavailableError(
       'Redis',
       `Redis is not answering at ${where(redisUrl)} (${describe(error)}). Start it ` +
         `(redis-server --daemonize yes --bind 127.0.0.1 --port 6379; ` +
         `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
     );
+  }
+  try {
+    return judgeRedisSettings(await readRedisSettings(redis));
   } finally {
     await closeRedis(redis);
   }
@@ -91,7 +101,7 @@ export async function ensureRedis(redisUrl: string): Promise<void> {
 
 export async function ensureServices(
   config: Pick<AppConfig, 'databaseUrl' | 'redisUrl'>,
-): Promise<void> {
+): Promise<RedisSettingsReport> {
   await ensurePostgres(config.databaseUrl);
-  await ensureRedis(config.redisUrl);
+  return ensureRedis(config.redisUrl);
 }

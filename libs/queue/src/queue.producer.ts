@@ -4,6 +4,7 @@
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
 import { createProducerConnection, waitForRedis } from './redis-connection.factory';
+import { readRedisSettings, type RedisSettings } from './redis-settings';
 import {
   ALL_QUEUES,
   type JobName,
@@ -101,6 +102,19 @@ export class QueueProducer {
       return answer === 'PONG';
     } catch {
       return false;
+    }
+  }
+
+  /** The Redis settings Chronicle depends on (see redis-settings.ts); null when Redis is down. */
+  async redisSettings(timeoutMs = 1_000): Promise<RedisSettings | null> {
+    try {
+      return await withTimeout(
+        readRedisSettings(this.connection),
+        timeoutMs,
+        'CONFIG GET timed out',
+      );
+    } catch {
+      return null;
     }
   }
 

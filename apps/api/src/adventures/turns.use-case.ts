@@ -4,6 +4,7 @@ import {
   requireNode,
   turnStatus,
   type AdventureState,
+  type NarrationFailureCode,
   type TurnOutcomeStatus,
 } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
@@ -22,6 +23,8 @@ export interface TurnView {
   error?: string;
   /** A script stopped the turn: its `state.message`, or AI Dungeon's wording. */
   message?: string;
+  /** The stable failure code (NarrationFailed's), when failed or cancelled. */
+  code?: NarrationFailureCode;
 }
 
 export const CANCELLED_MESSAGE = 'the turn was cancelled';
@@ -62,9 +65,9 @@ export class TurnsUseCase {
       case 'queued':
         return { turnId, status: 'queued' };
       case 'failed':
-        return { turnId, status: 'failed', error: known.error };
+        return { turnId, status: 'failed', error: known.error, code: known.code };
       case 'cancelled':
-        return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE };
+        return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE, code: 'cancelled' };
       case 'stopped':
         return { turnId, status: 'stopped', message: known.message };
       case 'done': {
@@ -88,7 +91,11 @@ export class TurnsUseCase {
     );
     await Promise.all([
       this.stream
-        .publish(turnId, 'error', { message: CANCELLED_MESSAGE, cancelled: true })
+        .publish(turnId, 'error', {
+          code: 'cancelled',
+          message: CANCELLED_MESSAGE,
+          cancelled: true,
+        })
         .catch((error: Error) =>
           this.logger.warn(`could not end the stream of turn ${turnId}: ${error.message}`),
         ),

@@ -131,6 +131,23 @@ export async function act(
   return { turnId, actionId, version: handled.state.version };
 }
 
+/** An action whose narrate job never reached Redis (no outbox row): the log only. */
+export async function actWithoutJob(
+  harness: WorkerHarness,
+  adventureId: string,
+  text: string,
+): Promise<{ turnId: string; actionId: string }> {
+  const turnId = randomUUID();
+  const actionId = randomUUID();
+  await harness.adventures.handle(
+    adventureId,
+    { type: 'SubmitAction', data: { turnId, inputType: 'do', text, actionId } },
+    { actor: 'test' },
+    { eventIds: [actionId] },
+  );
+  return { turnId, actionId };
+}
+
 /** What the API does for `POST …/turns/:turnId/cancel`. */
 export async function cancel(
   harness: WorkerHarness,
