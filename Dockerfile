@@ -1,6 +1,11 @@
 # One image for the three apps; docker-compose.yml picks the entry point.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# isolated-vm (the script sandbox) compiles with node-gyp when its prebuilt binary cannot be
+# fetched; the image's own Node headers (/usr/local/include/node) spare node-gyp a download.
+RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 \
+  && rm -rf /var/lib/apt/lists/*
+ENV npm_config_nodedir=/usr/local
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./

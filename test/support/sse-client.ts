@@ -63,8 +63,8 @@ export interface TurnStreamResult {
   frames: SseFrame[];
   /** the narration as shown at the end: chunks since the last reset */
   text: string;
-  /** `done`, `error`, or `closed` when the stream ended without a final frame */
-  outcome: 'done' | 'error' | 'closed';
+  /** `done`, `error`, `stopped` (a script ended the turn), or `closed` without a final frame */
+  outcome: 'done' | 'error' | 'stopped' | 'closed';
   /** the final frame's data */
   final: unknown;
   resets: number;
@@ -182,6 +182,7 @@ function apply(result: TurnStreamResult, frame: SseFrame): void {
       break;
     case 'done':
     case 'error':
+    case 'stopped':
       result.outcome = frame.event;
       result.final = frame.data;
       break;

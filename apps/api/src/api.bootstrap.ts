@@ -83,6 +83,12 @@ export function configureHttp(
     '/v1/adventures/:id/story-cards/import',
     raw({ type: () => true, limit: LIMITS.loreFileBytes }),
   );
+  // A script's Library may be 4 MiB of UTF-8 (LIMITS.scripts), so a script route's body may
+  // be larger than other bodies; a scenario created with its scripts stays within bodyBytes.
+  app.use(
+    /^\/v1\/adventures\/[^/]+\/scripts(\/[^/]+)?$/,
+    json({ limit: LIMITS.scriptBodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }),
+  );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }));
   app.use(bodyErrors);
   app.useGlobalPipes(

@@ -22,6 +22,9 @@ import { TurnsUseCase } from './adventures/turns.use-case';
 import { StreamSlots } from './adventures/stream-slots';
 import { HealthController } from './health/health.controller';
 import { MemoriesModule } from './memories/memories.module';
+import { ScriptSandboxModule } from '@chronicle/script-sandbox';
+import { ScriptsController } from './scripts/scripts.controller';
+import { ScriptsUseCase } from './scripts/scripts.use-case';
 
 @Module({})
 export class ApiModule {
@@ -43,11 +46,13 @@ export class ApiModule {
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
         ReplayModule.forRoot(config),
+        ScriptSandboxModule.forRoot(config),
       ],
       controllers: [
         HealthController,
         AdventuresController,
         TurnsController,
+        ScriptsController,
         AdminController,
         UsageController,
       ],
@@ -63,6 +68,7 @@ export class ApiModule {
         FollowTurnUseCase,
         StreamSlots,
         ContextPreviewUseCase,
+        ScriptsUseCase,
         UsageLedger,
       ],
       exports: [APP_CONFIG],

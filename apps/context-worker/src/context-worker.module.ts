@@ -7,6 +7,8 @@ import { MemoryStoreModule } from '@chronicle/memory-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { narrateBackoff, QueueName, queueWorkerModules } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
+import { ScriptSandboxModule } from '@chronicle/script-sandbox';
+import { TurnScripts } from './turn-scripts';
 import type { WorkerOptions } from 'bullmq';
 import { MemoryRetrieval } from './memory-retrieval';
 import { modelClientProviders } from './model-client.provider';
@@ -51,6 +53,7 @@ export class ContextWorkerModule {
           installation: config.queuePrefix,
           app: 'context-worker',
         }),
+        ScriptSandboxModule.forRoot(config),
         ...queueWorkerModules(
           { redisUrl: config.redisUrl, prefix: config.queuePrefix },
           QueueName.Narrate,
@@ -61,6 +64,7 @@ export class ContextWorkerModule {
         ...modelClientProviders,
         MemoryRetrieval,
         NarrateTurnUseCase,
+        TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
         TurnReconciler,
       ],

@@ -10,6 +10,7 @@ import {
   type AdventureEvent,
   type AdventureState,
   type ModelCallUsage,
+  type ScriptEffects,
   type Usage,
 } from '@chronicle/adventure';
 import {
@@ -35,6 +36,7 @@ import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { ProseStreamFilter } from './prose-stream.filter';
 import { WORKER_CONFIG } from './worker-config.token';
+import { TurnScripts, type ContextScripts } from './turn-scripts';
 
 export interface NarrateTurnInput {
   adventureId: string;
@@ -54,7 +56,9 @@ export interface NarrateTurnInput {
 export type NarrateOutcome =
   | { status: 'narrated'; actionId: string; version: number }
   | { status: 'failed'; code: NarrationFailureCode; error: string }
-  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' | 'fenced' };
+  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' | 'fenced' }
+  /** onModelContext stopped the turn: no model call (the player action stays). */
+  | { status: 'stopped'; message: string };
 
 /** Why a turn failed, as recorded in NarrationFailed and sent in the stream's `error` frame. */
 export interface TurnFailure {
@@ -145,6 +149,7 @@ export class NarrateTurnUseCase {
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     private readonly budget: DailyTokenBudget,
+    private readonly scripts: TurnScripts,
   ) {}
 
   async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
@@ -186,8 +191,16 @@ export class NarrateTurnUseCase {
         memories,
       }),
     }));
-    const [, { memories, built }] = await Promise.all([resetting, prompting]);
+    const [, { memories, built: native }] = await Promise.all([resetting, prompting]);
     const { settings } = state;
+    // onModelContext on the built prompt, before the model call (spec §3.1).
+    const scriptBase = await this.scripts.base(state);
+    let contextScripts: ContextScripts | null = null;
+    if (scriptBase?.scripts.some((s) => s.context.trim() !== '')) {
+      contextScripts = await this.scripts.context(state, scriptBase, native);
+      if (contextScripts.stopped) return this.stoppedByScript(input, contextScripts);
+    }
+    const built = contextScripts?.built ?? native;
     const model = built.report.settings.model;
 
     const started = Date.now();
@@ -260,13 +273,28 @@ export class NarrateTurnUseCase {
     if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
     const actionId = deterministicEventId(turnId, 'narration-action');
+    // onOutput on the prose only: the referee has read the raw reply, and what is stored and
+    // shown is the script's text (raw_output keeps the model's bytes in the stream).
+    let narrationText = parsed.narration;
+    let outputEffects: ScriptEffects | null = null;
+    const outputBase = contextScripts?.after ?? scriptBase;
+    if (outputBase?.scripts.some((s) => s.output.trim() !== '')) {
+      const output = await this.scripts.output(
+        state,
+        outputBase,
+        parsed.narration,
+        contextScripts?.spentMs ?? 0,
+      );
+      narrationText = output.text;
+      outputEffects = output.effects;
+    }
     const memoryEnabled = settings.memoryBankEnabled || settings.autoSummarize;
     const narration: AdventureCommand = {
       type: 'RecordNarration',
       data: {
         turnId,
         actionId,
-        text: parsed.narration,
+        text: narrationText,
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
         reasoning: reasoning || null,
@@ -276,6 +304,16 @@ export class NarrateTurnUseCase {
         finishReason: done.finishReason,
         contextManifest: contextManifest(built),
         latencyMs,
+        // The scripts' effects commit once, with Narrated: a redelivered job that reran the
+        // hooks finds Narrated stored and appends none of its own.
+        ...(contextScripts || outputEffects
+          ? {
+              scripts: {
+                ...(contextScripts ? { context: contextScripts.effects } : {}),
+                ...(outputEffects ? { output: outputEffects } : {}),
+              },
+            }
+          : {}),
       },
     };
     // Use counts move only with a real turn, in the same append as its narration: a preview, a
@@ -333,19 +371,22 @@ export class NarrateTurnUseCase {
             { ...done.usage, model: done.model },
             ...(retrievalUsage ? [retrievalUsage] : []),
           ]),
-      // The winner's `done`, even when this attempt was fenced out after its append won: the
-      // stream then gets `reset` and this attempt's whole text first (see publishDone). A
-      // duplicate (another attempt's Narrated is the log's) publishes nothing: its text is not
-      // the one recorded, and the winner, or the API reading the log, ends the stream.
+      // The winner's script messages, then its `done`, even when this attempt was fenced out
+      // after its append won: the stream then gets `reset` and this attempt's whole prose first
+      // (see publishDone), and `done` carries the text onOutput made. A duplicate (another
+      // attempt's Narrated is the log's) publishes nothing: its text is not the one recorded,
+      // and the winner, or the API reading the log, ends the stream.
       handled.duplicate
         ? undefined
-        : this.stream.publishDone(turnId, token, parsed.narration, {
-            action: { id: actionId, text: parsed.narration, type: 'ai' },
-            turnId,
-            version,
-            narrator: this.label.narrator,
-            model: done.model,
-          }),
+        : this.publishMessages(turnId, token, handled.events).then(() =>
+            this.stream.publishDone(turnId, token, parsed.narration, {
+              action: { id: actionId, text: narrationText, type: 'ai' },
+              turnId,
+              version,
+              narrator: this.label.narrator,
+              model: done.model,
+            }),
+          ),
     ]);
     this.logger.log({
       msg: 'narrated',
@@ -359,6 +400,54 @@ export class NarrateTurnUseCase {
       duplicate: handled.duplicate,
     });
     return { status: 'narrated', actionId, version };
+  }
+
+  /** onModelContext stopped the turn: recorded with its effects, announced, no model call. */
+  private async stoppedByScript(
+    input: NarrateTurnInput,
+    scripts: ContextScripts,
+  ): Promise<NarrateOutcome> {
+    const { adventureId, turnId } = input;
+    const message = scripts.stopped?.message ?? '';
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'StopTurnByScript',
+        data: {
+          turnId,
+          scriptId: scripts.stopped?.scriptId ?? '',
+          message,
+          effects: scripts.effects,
+        },
+      },
+      { actor: ACTOR, causationId: turnId, jobId: input.jobId, attempt: input.attempt },
+      { eventIds: [deterministicEventId(turnId, 'stopped-by-script')] },
+    );
+    // Fenced like the chunks: only the attempt holding the stream ends it (a duplicate's stop is
+    // the winner's to announce).
+    if (!handled.duplicate) {
+      const written = await this.stream.publishFenced(turnId, input.fence, [
+        ...messageFrames(handled.events),
+        { event: 'stopped', data: { message } },
+      ]);
+      if (!written)
+        this.logger.warn({ msg: 'another attempt claimed the turn; its stop is theirs' });
+    }
+    this.logger.log({ msg: 'a script stopped the turn', hook: 'context' });
+    return { status: 'stopped', message };
+  }
+
+  /**
+   * `message {text}` for each script message the append recorded, fenced like the chunks: a
+   * fenced-out winner's messages are left to the log (its `done` resets the stream).
+   */
+  private async publishMessages(
+    turnId: string,
+    token: string,
+    events: readonly { type: string; data: unknown }[],
+  ): Promise<void> {
+    const frames = messageFrames(events);
+    if (frames.length > 0) await this.stream.publishFenced(turnId, token, frames);
   }
 
   private async onError(
@@ -517,4 +606,16 @@ export function failureOf(error: unknown): TurnFailure {
     return { code: FAILURE_CODE_OF_KIND[error.kind], message: error.playerMessage };
   }
   return { code: 'internal', message: NARRATION_FAILURE_MESSAGES.internal };
+}
+
+/** The stream frames of the script messages among the appended events. */
+function messageFrames(
+  events: readonly { type: string; data: unknown }[],
+): { event: 'message'; data: { text: string; visibleTo?: string[] } }[] {
+  return events
+    .filter((event) => event.type === 'ScriptMessagePosted')
+    .map((event) => {
+      const data = event.data as { message: string; visibleTo?: string[] };
+      return { event: 'message' as const, data: { text: data.message, visibleTo: data.visibleTo } };
+    });
 }

@@ -12,6 +12,7 @@ import {
   type AdventureState,
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
+import { sourceSizeProblems } from '@chronicle/scripting';
 import { createHash } from 'node:crypto';
 import { EventStoreRepository, type NewEvent } from '@chronicle/event-store';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportHeader } from './adventure-export';
@@ -132,6 +133,21 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
       current = upcast(type as string, schemaVersion as number, stored);
     } catch (error) {
       refuse(messageOf(error));
+    }
+    // An imported script is held to the sizes a saved one is (its syntax is the sandbox's to
+    // judge when it runs: a script that does not compile fails its runs, never a turn).
+    if (type === 'ScriptAdded' || type === 'ScriptEdited') {
+      const sources = (
+        type === 'ScriptAdded'
+          ? (current as { script?: unknown }).script
+          : (current as { changes?: unknown }).changes
+      ) as Record<string, unknown> | undefined;
+      const problems = sourceSizeProblems(
+        Object.fromEntries(
+          Object.entries(sources ?? {}).filter(([, value]) => typeof value === 'string'),
+        ),
+      );
+      if (problems.length > 0) refuse(problems.map((p) => p.message).join('; '));
     }
     try {
       const recorded = { type, data: current } as AdventureEvent;

@@ -6,3 +6,4 @@ export * from './replay';
 export * from './adventure-export';
 export * from './adventure-import';
 export * from './adventure-infrastructure';
+export * from './script-hook.input';

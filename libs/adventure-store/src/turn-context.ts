@@ -3,6 +3,7 @@ import {
   excludedActionId,
   narrativeForTurn,
   nodeOf,
+  scriptStateAtHead,
   storyActionCount,
   storyPath,
   storySummary,
@@ -23,6 +24,7 @@ import {
   type RetrievedMemories,
   type WindowAction,
 } from '@chronicle/context';
+import { mergeScriptMemory, scriptMemoryOf, type ScriptMemory } from '@chronicle/scripting';
 
 // The prompt of one turn, from the projection: the head's fields as the context builder wants
 // them, and a reader that pulls the history window's texts from the log by version. The context
@@ -68,7 +70,10 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     storySummary: storySummary(state),
     // While a retry is in flight this is the state before the take being replaced.
     narrativeState: narrativeForTurn(state),
-    scriptMemory: null,
+    // `state.memory` of the enabled scripts at the head, a later script winning per field: set
+    // in onInput it is this turn's (the player action holds it); set in onModelContext or
+    // onOutput it is the narration's, so the next turn's (the seed's timing).
+    scriptMemory: scriptMemoryAtHead(state),
     totalActions: storyActionCount(state),
     storyTokens: storyTokens(state),
     memories: options.memories ?? null,
@@ -77,6 +82,20 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     // the turn draws the same.
     loreSeed: state.inFlight?.turnId ?? '',
   };
+}
+
+/** The merged `state.memory` of the enabled scripts at the head, or null when none sets any. */
+export function scriptMemoryAtHead(state: AdventureState): Record<string, unknown> | null {
+  const exclude = excludedActionId(state);
+  let merged: ScriptMemory = {};
+  for (const script of state.scripts) {
+    if (!script.enabled) continue;
+    merged = mergeScriptMemory(
+      merged,
+      scriptMemoryOf(scriptStateAtHead(state, script.id, exclude)),
+    );
+  }
+  return Object.keys(merged).length > 0 ? { ...merged } : null;
 }
 
 /**

@@ -15,6 +15,7 @@ import type {
 } from './adventure.events';
 import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
+import type { ScriptCommand, ScriptEffects, ScriptedInput, ScriptInput } from './script.decider';
 
 /** A story card as a command gives it: the descriptive fields and the new ones may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
@@ -52,6 +53,8 @@ export type CreateAdventure = {
     storyCards?: StoryCardInput[];
     canon?: Canon;
     settings?: Partial<AdventureSettings>;
+    /** The scenario's scripts, in run order (spec/scripting.md §0). */
+    scripts?: ScriptInput[];
   };
 };
 export type EditAdventure = { type: 'EditAdventure'; data: AdventureChanges };
@@ -75,6 +78,8 @@ export type SubmitAction = {
     text: string;
     /** Ignored for continue, which writes no player action. */
     actionId: string;
+    /** What the adventure's onInput scripts made of the text (the API runs them first). */
+    script?: ScriptedInput;
   };
 };
 export type RequestRetry = { type: 'RequestRetry'; data: { turnId: string } };
@@ -94,7 +99,14 @@ export type RecordNarration = {
     finishReason: string;
     contextManifest: Record<string, unknown>;
     latencyMs: number;
+    /** onModelContext's and onOutput's effects, committed with the narration (spec §3.1). */
+    scripts?: { context?: ScriptEffects; output?: ScriptEffects };
   };
+};
+/** onModelContext stopped the turn in flight: no model call; the player action stays. */
+export type StopTurnByScript = {
+  type: 'StopTurnByScript';
+  data: { turnId: string; scriptId: string; message: string; effects: ScriptEffects };
 };
 export type RecordNarrationFailure = {
   type: 'RecordNarrationFailure';
@@ -130,6 +142,8 @@ export type AdventureCommand =
   | RequestRetry
   | RecordNarration
   | RecordNarrationFailure
+  | StopTurnByScript
+  | ScriptCommand
   | CancelTurn
   | Undo
   | Redo

@@ -34,6 +34,13 @@ import { checkJsonValue } from './event.validation';
 import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
+import {
+  decideScript,
+  isScriptCommand,
+  scriptEffects,
+  scriptedSubmit,
+  scriptsAdded,
+} from './script.decider';
 
 /** The action id is taken: a resent request is answered from the log, not decided again. */
 export class DuplicateActionError extends ConflictError {
@@ -51,6 +58,24 @@ export class TurnNotInFlightError extends ConflictError {
   }
 }
 
+function narrationScriptEffects(
+  turnId: string,
+  actionId: string,
+  scripts: Extract<AdventureCommand, { type: 'RecordNarration' }>['data']['scripts'],
+  state: AdventureState,
+): AdventureEvent[] {
+  if (!scripts) return [];
+  const cards = new Set(state.cards.map((card) => card.id));
+  return [
+    ...(scripts.context
+      ? scriptEffects(turnId, 'context', actionId, scripts.context, state, cards)
+      : []),
+    ...(scripts.output
+      ? scriptEffects(turnId, 'output', actionId, scripts.output, state, cards)
+      : []),
+  ];
+}
+
 export function decide(
   command: AdventureCommand,
   state: AdventureState,
@@ -58,6 +83,7 @@ export function decide(
 ): AdventureEvent[] {
   if (command.type === 'CreateAdventure') return create(command.data, state, context);
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
+  if (isScriptCommand(command)) return decideScript(command, state);
   const count = (text: string) => context.countTokens(text, state.settings.encoding);
 
   switch (command.type) {
@@ -111,16 +137,17 @@ export function decide(
       const text =
         formatPlayerInput(inputType, checkText('text', command.data.text, { max })) ?? '';
       checkText('text', text, { max });
-      return [
-        {
-          type: 'PlayerActed',
-          data: {
-            turnId,
-            inputType,
-            action: { id: actionId, type: inputType, text, tokens: count(text) },
-          },
+      const acted: AdventureEvent & { type: 'PlayerActed' } = {
+        type: 'PlayerActed',
+        data: {
+          turnId,
+          inputType,
+          action: { id: actionId, type: inputType, text, tokens: count(text) },
         },
-      ];
+      };
+      return command.data.script
+        ? scriptedSubmit(acted, command.data.script, state, count)
+        : [acted];
     }
 
     case 'RequestRetry': {
@@ -172,6 +199,18 @@ export function decide(
             latencyMs: d.latencyMs,
           },
         },
+        // The scripts' effects on the narration's node, Context's before Output's (the
+        // card ids they know run on from one to the other).
+        ...narrationScriptEffects(d.turnId, actionId, d.scripts, state),
+      ];
+    }
+
+    case 'StopTurnByScript': {
+      const { turnId, scriptId, message, effects } = command.data;
+      requireTurnInFlight(state, turnId);
+      return [
+        { type: 'TurnStoppedByScript', data: { turnId, hook: 'context', scriptId, message } },
+        ...scriptEffects(turnId, 'context', state.head ?? '', effects, state),
       ];
     }
 
@@ -323,6 +362,7 @@ function create(
     if (ids.has(card.id)) throw new InvalidCommandError(`story card id ${card.id} is repeated`);
     ids.add(card.id);
   }
+  const scripts = scriptsAdded(data.scripts ?? [], 0);
   return [
     {
       type: 'AdventureCreated',
@@ -345,6 +385,7 @@ function create(
         },
       },
     },
+    ...scripts,
   ];
 }
 

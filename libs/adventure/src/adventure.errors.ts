@@ -11,7 +11,9 @@ export type DomainErrorKind =
   | 'limit'
   | 'unprocessable'
   | 'unauthorized'
-  | 'rate_limited';
+  | 'rate_limited'
+  /** A part the request needs (the script sandbox) cannot run now: 503, worth a retry. */
+  | 'unavailable';
 
 export abstract class DomainError extends Error {
   abstract readonly kind: DomainErrorKind;

@@ -10,6 +10,7 @@ import type {
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
+import { SCRIPT_EVENT_SCHEMA_VERSIONS, type ScriptEvent, type ScriptSource } from './script.events';
 import type { NarrationFailureCode } from './narration-failure';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
@@ -170,6 +171,8 @@ export interface PlayerActedData {
   inputType: InputType;
   /** null for `continue`, which writes no player action. */
   action: { id: string; type: PlayerActionType; text: string; tokens: number } | null;
+  /** Set when an onInput script changed the text: what the player typed, formatted. */
+  typedText?: string;
 }
 
 export interface NarratedData {
@@ -192,16 +195,24 @@ export interface NarratedData {
 
 export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };
 export type AdventureEdited = { type: 'AdventureEdited'; data: AdventureEditedData };
-export type StoryCardAdded = { type: 'StoryCardAdded'; data: { card: StoryCard } };
+/** `source`: set when a script's hook run made the change (spec §3.3). */
+export type StoryCardAdded = {
+  type: 'StoryCardAdded';
+  data: { card: StoryCard; source?: ScriptSource };
+};
 /** A field changed to null went back to its default: the projection drops it. */
 export type StoryCardEdited = {
   type: 'StoryCardEdited';
   data: {
     cardId: string;
     changes: { [K in keyof Omit<StoryCard, 'id' | 'origin'>]?: StoryCard[K] | null };
+    source?: ScriptSource;
   };
 };
-export type StoryCardRemoved = { type: 'StoryCardRemoved'; data: { cardId: string } };
+export type StoryCardRemoved = {
+  type: 'StoryCardRemoved';
+  data: { cardId: string; source?: ScriptSource };
+};
 /** One lore file imported: its book and every card, in one event. */
 export type StoryCardsImported = { type: 'StoryCardsImported'; data: StoryCardsImportedData };
 export type PlayerActed = { type: 'PlayerActed'; data: PlayerActedData };
@@ -260,7 +271,8 @@ export type AdventureEvent =
   | NarrativeStateCorrected
   | StateEventRetconned
   | ModelUsageRecorded
-  | MemoryEvent;
+  | MemoryEvent
+  | ScriptEvent;
 
 export type AdventureEventType = AdventureEvent['type'];
 
@@ -290,6 +302,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   StateEventRetconned: 1,
   ModelUsageRecorded: 1,
   ...MEMORY_EVENT_SCHEMA_VERSIONS,
+  ...SCRIPT_EVENT_SCHEMA_VERSIONS,
 };
 
 export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_SCHEMA_VERSIONS) as AdventureEventType[];

@@ -2,6 +2,8 @@
 // its validation messages, the deciders and the README's "Limits" table agree on one number each.
 // A breach is a 4xx whose message names the limit.
 
+import { SCRIPT_LIMITS } from '@chronicle/scripting';
+
 const MB = 1024 * 1024;
 
 export const LIMITS = Object.freeze({
@@ -33,6 +35,13 @@ export const LIMITS = Object.freeze({
   adventuresPerUser: 100,
   /** A JSON request body; a creation with dozens of full cards fits. */
   bodyBytes: 2 * MB,
+  /** A script's sources (a 4 MiB Library, SCRIPT_LIMITS, escaped as JSON). */
+  scriptBodyBytes: 16 * MB,
   /** An import carries a whole event log as NDJSON or JSON. */
   importBodyBytes: 20 * MB,
+  /**
+   * Scenario scripts: source sizes, time, memory, state and log caps (libs/scripting, which the
+   * sandbox reads without depending on this lib).
+   */
+  scripts: SCRIPT_LIMITS,
 });

@@ -32,6 +32,8 @@ import {
 import { applyNarrativeTurn, applyNarrativeTurns, initialNarrativeState } from './narrative.port';
 import { isMemoryEvent } from './memory.events';
 import { evolveMemory, withdrawCovering } from './memory.projector';
+import { isScriptEvent } from './script.events';
+import { evolveScripts } from './script.projector';
 
 export class ProjectionError extends Error {
   constructor(
@@ -288,6 +290,10 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
 
   if (isMemoryEvent(event)) {
     evolveMemory(draft, event);
+    return;
+  }
+  if (isScriptEvent(event)) {
+    evolveScripts(draft, event);
     return;
   }
 

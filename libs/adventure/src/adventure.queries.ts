@@ -86,7 +86,8 @@ export type TurnStatus =
   | { status: 'queued'; actionId: string | null }
   | { status: 'done'; actionId: string }
   | { status: 'failed'; error: string; code: NarrationFailureCode }
-  | { status: 'cancelled' };
+  | { status: 'cancelled' }
+  | { status: 'stopped'; message: string };
 
 /**
  * A turn's status from the projection, or null when the projection no longer knows it (only
@@ -110,6 +111,8 @@ export function turnStatus(state: AdventureState, turnId: string): TurnStatus | 
       };
     case 'cancelled':
       return { status: 'cancelled' };
+    case 'stopped':
+      return { status: 'stopped', message: outcome.error ?? '' };
   }
 }
 

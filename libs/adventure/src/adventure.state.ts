@@ -13,6 +13,7 @@ import type {
 } from './adventure.events';
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
+import type { ScriptHookRanData, ScriptRecord } from './script.events';
 import type { NarrationFailureCode } from './narration-failure';
 
 /**
@@ -20,7 +21,8 @@ import type { NarrationFailureCode } from './narration-failure';
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
  * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, settings
  * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
- * default), and imported lorebooks (`lorebooks`). All three landed in parallel under one bump. How a
+ * default), imported lorebooks (`lorebooks`) and scenario scripts (`scripts`). All four landed in
+ * parallel under one bump. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -74,7 +76,8 @@ export interface TurnInFlight {
   requestedAtVersion: number;
 }
 
-export type TurnOutcomeStatus = 'done' | 'failed' | 'cancelled';
+/** `stopped`: a script stopped the turn before the model was called (`error` holds its message). */
+export type TurnOutcomeStatus = 'done' | 'failed' | 'cancelled' | 'stopped';
 
 export interface TurnOutcome {
   turnId: string;
@@ -130,6 +133,12 @@ export interface AdventureState {
   lastContext: LastContext | null;
   /** Memories, summary versions and their cursors (memory.projector.ts). */
   memory: MemoryBankState;
+  /** Scenario scripts in run order (script.projector.ts). */
+  scripts: ScriptRecord[];
+  /** Script states by the story node that recorded them, then by script (scriptStateAtHead). */
+  scriptStates: Record<string, Record<string, Record<string, unknown>>>;
+  /** The newest hook runs (SCRIPT_RUNS_KEPT), newest last: the scripts' logs route. */
+  scriptRuns: ScriptHookRanData[];
 }
 
 // The story tree grows by two nodes a turn and a projection is never changed in place (see the
@@ -236,5 +245,8 @@ export function initialState(): AdventureState {
     recentTurns: [],
     lastContext: null,
     memory: emptyMemoryBank(),
+    scripts: [],
+    scriptStates: {},
+    scriptRuns: [],
   };
 }

@@ -15,6 +15,9 @@ export * from './memory.state';
 export * from './memory.queries';
 export * from './memory.decider';
 export { MemoryProjectionError } from './memory.projector';
+export * from './script.events';
+export * from './script.decider';
+export { scriptStateAtHead } from './script.projector';
 export type { NarrativeCorrection } from './narrative.port';
 // Test factories are pure and small; exported so other libs' and apps' tests build histories
 // through the alias (the only way they may import this lib).

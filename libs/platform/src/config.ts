@@ -38,6 +38,10 @@ export interface AppConfig {
   reconcileIntervalMs: number;
   reconcileMaxRequeues: number;
   memoryConcurrency: number;
+  scriptSandboxProcesses: number;
+  scriptHookTimeoutMs: number;
+  scriptTurnBudgetMs: number;
+  scriptMemoryLimitMb: number;
   snapshotEvery: number;
   outboxSweepIntervalMs: number;
   shutdownTimeoutMs: number;
@@ -309,6 +313,34 @@ export const CONFIG_VARIABLES = [
     '2',
     'Memory jobs one memory worker runs at once.',
     int(1, 64),
+  ),
+  v(
+    'SCRIPT_SANDBOX_PROCESSES',
+    'scriptSandboxProcesses',
+    '4',
+    'Sandbox child processes the API and each context worker fork for scenario scripts; each runs one hook at a time.',
+    int(1, 64),
+  ),
+  v(
+    'SCRIPT_HOOK_TIMEOUT_MS',
+    'scriptHookTimeoutMs',
+    '2000',
+    "Longest one script's hook (Library + hook) may run; past it the run counts as not having happened.",
+    int(10, 60000),
+  ),
+  v(
+    'SCRIPT_TURN_BUDGET_MS',
+    'scriptTurnBudgetMs',
+    '5000',
+    'Longest all scripts and hooks of one turn may run together.',
+    int(10, 120000),
+  ),
+  v(
+    'SCRIPT_MEMORY_LIMIT_MB',
+    'scriptMemoryLimitMb',
+    '64',
+    "Heap limit of a script's isolate (isolated-vm's memoryLimit; a guideline it may overshoot, so each sandbox process is also recycled past 512 MB RSS).",
+    int(8, 1024),
   ),
   v(
     'SNAPSHOT_EVERY',

@@ -7,7 +7,12 @@ import Redis from 'ioredis';
 // misses nothing. The stream is a delivery buffer, not a record: the outcome
 // is in the event log, and the stream expires.
 
-export type TurnStreamEventName = 'player' | 'reasoning' | 'chunk' | 'reset' | 'done' | 'error';
+/**
+ * `stopped {message}`: a script stopped the turn, no model call (final). `message {text}`: a
+ * script's `state.message` changed.
+ */
+export type TurnStreamEventName =
+  'player' | 'reasoning' | 'chunk' | 'reset' | 'done' | 'error' | 'stopped' | 'message';
 
 export interface TurnStreamEntry {
   /** the Redis stream entry id, used as the SSE `id:` */
@@ -16,7 +21,7 @@ export interface TurnStreamEntry {
   data: unknown;
 }
 
-const FINAL: ReadonlySet<TurnStreamEventName> = new Set(['done', 'error']);
+const FINAL: ReadonlySet<TurnStreamEventName> = new Set(['done', 'error', 'stopped']);
 /** A turn's stream lives this long after its last write. */
 export const TURN_STREAM_TTL_SECONDS = 3600;
 const MAX_ENTRIES = 20000;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -15,6 +16,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { LIMITS } from '@chronicle/adventure';
+import { SCRIPT_LIMITS } from '@chronicle/scripting';
+import { CreateScriptDto } from '../scripts/script.dto';
 
 // Request bodies as the HTTP contract names them. The shapes and lengths are checked here, so a
 // bad request is refused with every problem named at once; the ranges of settings, the
@@ -359,6 +362,17 @@ export class CreateAdventureDto extends AdventureFieldsDto {
   @ValidateNested({ each: true })
   @Type(() => StoryCardDto)
   storyCards?: StoryCardDto[];
+
+  @ApiPropertyOptional({
+    type: [CreateScriptDto],
+    description: "The scenario's scripts, in run order (each compiled before anything is written).",
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(SCRIPT_LIMITS.scriptsPerAdventure)
+  @ValidateNested({ each: true })
+  @Type(() => CreateScriptDto)
+  scripts?: CreateScriptDto[];
 }
 
 export class EditAdventureDto extends AdventureFieldsDto {

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidCommandError, type StoryCardInput } from '@chronicle/adventure';
 import { AdventureRepository } from '@chronicle/adventure-store';
+import { ScriptSandboxPool } from '@chronicle/script-sandbox';
+import { checkScriptSyntax } from '../scripts/scripts.use-case';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
 import { currentOwnerId, requestMetadata } from '../http/request-actor';
@@ -13,6 +15,7 @@ import type { CreateAdventureDto, StoryCardDto } from './adventure.dto';
 export class CreateAdventureUseCase {
   constructor(
     private readonly adventures: AdventureRepository,
+    private readonly sandbox: ScriptSandboxPool,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -24,6 +27,12 @@ export class CreateAdventureUseCase {
         throw new InvalidCommandError(`placeholders.${name} must be a string answer`);
       }
     }
+    const scripts = (body.scripts ?? []).map((script) => ({
+      ...definedOnly(script),
+      id: randomUUID(),
+      name: script.name,
+    }));
+    for (const script of scripts) await checkScriptSyntax(this.sandbox, script);
     const adventureId = randomUUID();
     const handled = await this.adventures.handle(
       adventureId,
@@ -49,6 +58,7 @@ export class CreateAdventureUseCase {
             })),
           },
           settings: body.settings && definedOnly(body.settings),
+          scripts,
         },
       },
       requestMetadata(),

@@ -132,6 +132,7 @@ function finishedTurn(view: TurnView, version: number): FinishedTurn | null {
 }
 
 function finalFrame({ view, version }: FinishedTurn): TurnFrame {
+  if (view.status === 'stopped') return { event: 'stopped', data: { message: view.message ?? '' } };
   if (view.status === 'done') {
     return { event: 'done', data: { action: view.action, turnId: view.turnId, version } };
   }

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   decide,
+  formatPlayerInput,
+  type ScriptedInput,
+  type PlayerActionType,
   isDomainError,
   nodeOf,
   NotFoundError,
@@ -13,7 +16,20 @@ import {
   type PlayerActed,
   type PlayerActedData,
 } from '@chronicle/adventure';
-import { AdventureRepository, countTokens } from '@chronicle/adventure-store';
+import { AdventureRepository, countTokens, scriptHookBase } from '@chronicle/adventure-store';
+import {
+  SCRIPT_RUN_LIMITS,
+  SandboxUnavailableError,
+  ScriptSandboxPool,
+  type ScriptRunLimits,
+} from '@chronicle/script-sandbox';
+import {
+  inputForScripts,
+  inputFromScripts,
+  runHookChain,
+  type HookChainResult,
+} from '@chronicle/scripting';
+import { ScriptsUnavailableError } from '../scripts/scripts.use-case';
 import type { OutboxJob } from '@chronicle/event-store';
 import { JobName } from '@chronicle/queue';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
@@ -71,6 +87,8 @@ export class SubmitActionUseCase {
     private readonly adventures: AdventureRepository,
     private readonly index: AdventureIndexRepository,
     private readonly stream: TurnStreamPublisher,
+    private readonly sandbox: ScriptSandboxPool,
+    @Inject(SCRIPT_RUN_LIMITS) private readonly scriptLimits: ScriptRunLimits,
   ) {}
 
   async act(
@@ -85,10 +103,93 @@ export class SubmitActionUseCase {
       type: input.type,
       text: input.type === 'continue' ? '' : (input.text ?? ''),
     };
+    // continue skips onInput (AID runs it after do/say/story only).
+    const script =
+      input.type === 'continue'
+        ? undefined
+        : await this.runInputScripts(adventureId, clientId, turnId, input.type, input.text ?? '');
     return this.start(adventureId, eventId, clientId, request, {
       type: 'SubmitAction',
-      data: { turnId, inputType: input.type, text: input.text ?? '', actionId: eventId },
+      data: {
+        turnId,
+        inputType: input.type,
+        text: input.text ?? '',
+        actionId: eventId,
+        ...(script ? { script } : {}),
+      },
     });
+  }
+
+  /**
+   * onInput, before PlayerActed (spec §3.1): the adventure's enabled scripts on the formatted
+   * input, after the resend check (a known action id runs nothing). undefined when there is
+   * nothing to run; the decider then writes the typed text as before.
+   */
+  private async runInputScripts(
+    adventureId: string,
+    clientId: string | undefined,
+    turnId: string,
+    type: PlayerActionType,
+    typed: string,
+  ): Promise<ScriptedInput | undefined> {
+    const state = await this.adventures.get(adventureId);
+    if (state.id === null) return undefined;
+    if (!state.scripts.some((s) => s.enabled && s.input.trim() !== '')) return undefined;
+    if (clientId !== undefined && isResend(state, clientId, turnId)) return undefined;
+    if (turnStatus(state, turnId) !== null || state.inFlight) return undefined;
+    let text: string | null;
+    try {
+      text = formatPlayerInput(type, typed);
+    } catch {
+      return undefined; // the decider refuses the input with its own message
+    }
+    if (text === null) return undefined;
+    const base = await scriptHookBase(this.adventures, state);
+    if (!base) return undefined;
+    let chain: HookChainResult;
+    try {
+      chain = await runHookChain(this.sandbox, {
+        owner: base.owner,
+        hook: 'input',
+        scripts: base.scripts,
+        text: inputForScripts(type, text),
+        states: base.states,
+        cards: base.cards,
+        history: base.history,
+        info: { actionCount: base.actionCount, characterNames: base.characterNames },
+        memory: base.memory,
+        budgetMs: this.scriptLimits.turnBudgetMs,
+        hookTimeoutMs: this.scriptLimits.hookTimeoutMs,
+        memoryLimitMb: this.scriptLimits.memoryLimitMb,
+        newCardId: () => randomUUID(),
+      });
+    } catch (error) {
+      // No sandbox process could run the scripts: an infrastructure fault, 503 + Retry-After.
+      if (error instanceof SandboxUnavailableError) throw new ScriptsUnavailableError();
+      throw error;
+    }
+    const stoppedBy = chain.stopped
+      ? ([...chain.runs].reverse().find((r) => r.outcome === 'stopped')?.scriptId ?? null)
+      : null;
+    return {
+      text: inputFromScripts(type, chain.text),
+      stopped: chain.stopped,
+      stopMessage: chain.stopMessage ?? '',
+      stoppedBy,
+      runs: chain.runs.map((run) => ({
+        scriptId: run.scriptId,
+        hook: run.hook,
+        outcome: run.outcome,
+        textChanged: run.textChanged,
+        ms: Math.round(run.ms * 100) / 100,
+        cpuMs: Math.round(run.cpuMs * 100) / 100,
+        logs: run.logs,
+        ...(run.error ? { error: run.error } : {}),
+      })),
+      states: chain.states,
+      cardOps: chain.cardOps,
+      messages: chain.messages,
+    };
   }
 
   async retry(adventureId: string, input: { id?: string }): Promise<TurnAccepted> {
@@ -140,6 +241,7 @@ export class SubmitActionUseCase {
       }
       const started = handled.events[0];
       if (started?.type === 'PlayerActed') await this.announce(turnId, started);
+      await this.announceScripts(turnId, handled.events);
       const action = started?.type === 'PlayerActed' ? started.data.action : null;
       return {
         turnId,
@@ -188,6 +290,36 @@ export class SubmitActionUseCase {
       version: stored.version,
       stream: turnStreamPath(adventureId, data.turnId),
     };
+  }
+
+  /** A script's messages (`message {text}`), and `stopped {message}` when it ended the turn. */
+  private async announceScripts(
+    turnId: string,
+    events: readonly { type: string; data: unknown }[],
+  ): Promise<void> {
+    const frames: { event: 'message' | 'stopped'; data: unknown }[] = [];
+    for (const event of events) {
+      if (event.type === 'ScriptMessagePosted') {
+        const data = event.data as { message: string; visibleTo?: string[] };
+        frames.push({ event: 'message', data: { text: data.message, visibleTo: data.visibleTo } });
+      }
+    }
+    const stopped = events.find((e) => e.type === 'TurnStoppedByScript');
+    if (stopped) {
+      frames.push({
+        event: 'stopped',
+        data: { message: (stopped.data as { message: string }).message },
+      });
+    }
+    if (frames.length === 0) return;
+    try {
+      await this.stream.publishMany(turnId, frames);
+    } catch (error) {
+      // The log has the outcome: a follower that misses the frame gets `stopped` from it.
+      this.logger.warn(
+        `could not publish script frames for turn ${turnId}: ${(error as Error).message}`,
+      );
+    }
   }
 
   /** The first frame of the turn's stream: the player's action as the story will show it. */

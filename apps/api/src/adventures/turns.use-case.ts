@@ -21,6 +21,8 @@ export interface TurnView {
   status: TurnStatusName;
   action?: { id: string; type: 'ai'; text: string };
   error?: string;
+  /** A script stopped the turn: its `state.message`, or AI Dungeon's wording. */
+  message?: string;
   /** The stable failure code (NarrationFailed's), when failed or cancelled. */
   code?: NarrationFailureCode;
 }
@@ -66,6 +68,8 @@ export class TurnsUseCase {
         return { turnId, status: 'failed', error: known.error, code: known.code };
       case 'cancelled':
         return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE, code: 'cancelled' };
+      case 'stopped':
+        return { turnId, status: 'stopped', message: known.message };
       case 'done': {
         const node = requireNode(state, known.actionId);
         const [text] = await this.adventures.readActionTexts(adventureId, [node]);

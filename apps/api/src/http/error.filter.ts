@@ -25,6 +25,7 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   unprocessable: HttpStatus.UNPROCESSABLE_ENTITY,
   unauthorized: HttpStatus.UNAUTHORIZED,
   rate_limited: HttpStatus.TOO_MANY_REQUESTS,
+  unavailable: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
 /** A write that lost the race to the stream's head more often than its retries allow. */

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { storableText, type AdventureState, type ScriptEffects } from '@chronicle/adventure';
+import {
+  AdventureRepository,
+  scriptHookBase,
+  type ScriptHookBase,
+} from '@chronicle/adventure-store';
+import { SEPARATOR, type BuiltContext } from '@chronicle/context';
+import { EMIT_REMINDER } from '@chronicle/narrative';
+import {
+  SCRIPT_RUN_LIMITS,
+  ScriptSandboxPool,
+  type ScriptRunLimits,
+} from '@chronicle/script-sandbox';
+import {
+  SCRIPT_LIMITS,
+  classifyContextResult,
+  fitRewrite,
+  isCacheCompatible,
+  renderContextView,
+  runHookChain,
+  type ContextChange,
+  type HookChainResult,
+} from '@chronicle/scripting';
+
+export interface ContextScripts {
+  built: BuiltContext;
+  change: ContextChange;
+  stopped: { message: string; scriptId: string } | null;
+  effects: ScriptEffects;
+  /** For the output hook: the state after this hook (cards and script states). */
+  after: ScriptHookBase;
+  spentMs: number;
+}
+
+/** The report's sections that make the system block (context.builder's addSystem labels). */
+const SYSTEM_SECTIONS = new Set([
+  'narrator',
+  'state_rule',
+  'campaign_canon',
+  'script_context',
+  'ai_instructions',
+  'persona',
+  'plot_essentials',
+]);
+
+function sectionText(built: BuiltContext, label: string): string {
+  return built.report.sections.find((s) => s.label === label)?.text ?? '';
+}
+
+function stripHeading(text: string, heading: string): string {
+  return text.startsWith(heading) ? text.slice(heading.length) : text;
+}
+
+function effectsOf(chain: HookChainResult, contextChange?: ContextChange): ScriptEffects {
+  return {
+    runs: chain.runs.map((run) => ({
+      scriptId: run.scriptId,
+      hook: run.hook,
+      outcome: run.outcome,
+      textChanged: run.textChanged,
+      ...(contextChange && run.outcome === 'ok' ? { contextChange } : {}),
+      ms: Math.round(run.ms * 100) / 100,
+      cpuMs: Math.round(run.cpuMs * 100) / 100,
+      logs: run.logs,
+      ...(run.error ? { error: run.error } : {}),
+    })),
+    states: chain.states,
+    cardOps: chain.cardOps,
+    messages: chain.messages,
+  };
+}
+
+/** The script state a later hook of the same turn starts from. */
+function advanced(base: ScriptHookBase, chain: HookChainResult): ScriptHookBase {
+  return { ...base, states: { ...base.states, ...chain.states }, cards: chain.cards };
+}
+
+/**
+ * onModelContext and onOutput for one narrate job (spec/scripting.md §3.1–3.2): the Context hook
+ * on an AI Dungeon-shaped view of the prompt, its result applied as unchanged, an appended
+ * section or a rewrite of the story block; the Output hook on the prose after the referee.
+ * Nothing is appended here: the effects travel to the turn's terminal event.
+ */
+@Injectable()
+export class TurnScripts {
+  constructor(
+    private readonly adventures: AdventureRepository,
+    private readonly sandbox: ScriptSandboxPool,
+    @Inject(SCRIPT_RUN_LIMITS) private readonly limits: ScriptRunLimits,
+  ) {}
+
+  /** The hook inputs at the head, or null when the adventure runs no scripts. */
+  base(state: AdventureState): Promise<ScriptHookBase | null> {
+    return scriptHookBase(this.adventures, state);
+  }
+
+  async context(
+    state: AdventureState,
+    base: ScriptHookBase,
+    built: BuiltContext,
+  ): Promise<ContextScripts> {
+    const scriptContext = sectionText(built, 'script_context');
+    const view = renderContextView({
+      plotEssentials: scriptContext || state.fields.plotEssentials,
+      lore: sectionText(built, 'world_lore')
+        .split('\n')
+        .filter((line) => line.startsWith('World Lore: '))
+        .map((line) => line.slice('World Lore: '.length)),
+      summary: stripHeading(sectionText(built, 'story_summary'), 'Story summary:\n'),
+      memories: stripHeading(sectionText(built, 'used_memories'), 'Memories:\n')
+        .split('\n')
+        .filter(Boolean),
+      history: base.history
+        .slice(-Math.max(1, built.report.history.included))
+        .map((entry) => entry.text),
+      authorsNote: sectionText(built, 'authors_note').replace(/^\[Author's note: |\]$/g, ''),
+      frontMemory: sectionText(built, 'front_memory'),
+    });
+    const storyTokens = built.report.sections
+      .filter((s) => !SYSTEM_SECTIONS.has(s.label))
+      .reduce((sum, s) => sum + s.tokens, 0);
+    const charsPerToken = storyTokens > 0 ? built.story.length / storyTokens : 4;
+    const maxChars = Math.floor(built.report.tokens.budget * charsPerToken);
+    const chain = await this.run(state, base, 'context', view.text, {
+      maxChars,
+      memoryLength: view.memoryLength,
+    });
+    const after = advanced(base, chain);
+    if (chain.stopped) {
+      const scriptId = [...chain.runs].reverse().find((r) => r.outcome === 'stopped')?.scriptId;
+      return {
+        built,
+        change: 'unchanged',
+        stopped: { message: chain.stopMessage ?? '', scriptId: scriptId ?? '' },
+        effects: effectsOf(chain),
+        after,
+        spentMs: chain.spentMs,
+      };
+    }
+    const cacheCompatible = base.scripts.every(
+      (s) => !s.enabled || s.context.trim() === '' || isCacheCompatible(s.context),
+    );
+    const result = classifyContextResult(view, chain.text, { mode: 'full', cacheCompatible });
+    let story = built.story;
+    const reminderAt = story.endsWith(EMIT_REMINDER) ? story.length - EMIT_REMINDER.length : -1;
+    if (result.change === 'append' && result.suffix.trim() !== '' && reminderAt >= 0) {
+      // A section just above the state reminder: the cached prefix survives.
+      story = `${story.slice(0, reminderAt)}${result.suffix.trim()}${SEPARATOR}${EMIT_REMINDER}`;
+    } else if (result.change === 'rewrite' && reminderAt >= 0) {
+      // The story block is the script's text, cut from the front to the budget (AID's maxChars).
+      story = `${fitRewrite(result.story, maxChars)}${SEPARATOR}${EMIT_REMINDER}`;
+    }
+    const change: ContextChange = story === built.story ? 'unchanged' : result.change;
+    return {
+      built: {
+        ...built,
+        story,
+        report: { ...built.report, prompt: { ...built.report.prompt, story } },
+      },
+      change,
+      stopped: null,
+      effects: effectsOf(chain, change),
+      after,
+      spentMs: chain.spentMs,
+    };
+  }
+
+  /** onOutput on the prose: the narration as stored and shown (the referee read the raw reply). */
+  async output(
+    state: AdventureState,
+    base: ScriptHookBase,
+    prose: string,
+    spentMs: number,
+  ): Promise<{ text: string; effects: ScriptEffects }> {
+    const chain = await this.run(state, base, 'output', prose, {}, spentMs);
+    const text = storableText(chain.text, SCRIPT_LIMITS.outputTextChars);
+    return { text: text.trim() === '' ? prose : text, effects: effectsOf(chain) };
+  }
+
+  private async run(
+    state: AdventureState,
+    base: ScriptHookBase,
+    hook: 'context' | 'output',
+    text: string,
+    info: { maxChars?: number; memoryLength?: number },
+    spentMs = 0,
+  ): Promise<HookChainResult> {
+    // A SandboxUnavailableError (no child could start) propagates: the job throws for a
+    // BullMQ retry, as an infrastructure fault should.
+    return runHookChain(this.sandbox, {
+      owner: base.owner,
+      hook,
+      scripts: base.scripts,
+      text,
+      states: base.states,
+      cards: base.cards,
+      history: base.history,
+      info: {
+        actionCount: base.actionCount,
+        characterNames: base.characterNames,
+        ...info,
+        useCacheEfficient: false,
+        storyModel: { name: state.settings.model || 'default', version: '' },
+      },
+      memory: base.memory,
+      budgetMs: this.limits.turnBudgetMs - spentMs,
+      hookTimeoutMs: this.limits.hookTimeoutMs,
+      memoryLimitMb: this.limits.memoryLimitMb,
+      newCardId: () => randomUUID(),
+    });
+  }
+}
