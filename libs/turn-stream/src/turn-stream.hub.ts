@@ -220,7 +220,9 @@ export class TurnStreamHub {
   ) {
     this.loops = Array.from(
       { length: Math.max(1, readers) },
-      (_, index) => new ReaderLoop(source, `chronicle-turn-stream-reader-${index}`),
+      // Named by the installation's prefix, so CLIENT LIST tells one installation's readers
+      // from another's on a shared Redis.
+      (_, index) => new ReaderLoop(source, `${prefix}-turn-stream-reader-${index}`),
     );
   }
 
