@@ -5,6 +5,7 @@ import {
   NotFoundError,
 } from './adventure.errors';
 import { decide } from './adventure.decider';
+import { LIMITS } from './adventure.limits';
 import {
   decideScript,
   storableText,
@@ -180,7 +181,7 @@ describe('SubmitAction after onInput (scriptedSubmit)', () => {
   it('makes script text storable (NUL, lone surrogates) and keeps cards within the adventure limit', () => {
     expect(storableText('a\u0000b\ud800c', 10)).toBe('ab\ufffdc');
     const history = withScripts(dice);
-    const cardOps = Array.from({ length: 205 }, (_, i) => ({
+    const cardOps = Array.from({ length: LIMITS.storyCardsPerAdventure + 5 }, (_, i) => ({
       scriptId: 's-dice',
       op: {
         op: 'added' as const,
@@ -197,7 +198,7 @@ describe('SubmitAction after onInput (scriptedSubmit)', () => {
     }));
     const events = decide(submit(scripted({ cardOps })), history.state, wordCountTokens);
     const added = events.filter((e) => e.type === 'StoryCardAdded');
-    expect(added).toHaveLength(200 - history.state.cards.length);
+    expect(added).toHaveLength(LIMITS.storyCardsPerAdventure - history.state.cards.length);
     expect((added[0].data as { card: { name: string } }).card.name).toHaveLength(200);
   });
 });
