@@ -9,7 +9,7 @@ import {
   project,
   projectorVersion,
 } from '@chronicle/adventure';
-import { AdventureRepository, encodeSnapshot, toRecorded } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, encodeSnapshot, toRecorded } from '@chronicle/adventure-store';
 import {
   createDatabase,
   EventStoreRepository,
@@ -52,7 +52,7 @@ export default async function replayBench(): Promise<string> {
     const middle = Math.floor(total / 2);
     // A fresh repository per run: no process cache, only what is stored.
     const repository = (snapshotEvery: number) =>
-      new AdventureRepository(events, snapshots, { snapshotEvery });
+      new AdventureCommandHandler(events, snapshots, { snapshotEvery });
 
     const rawRead = await timeRuns(
       FULL_RUNS,

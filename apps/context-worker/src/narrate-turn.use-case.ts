@@ -10,7 +10,7 @@ import {
   type Usage,
 } from '@chronicle/adventure';
 import {
-  AdventureRepository,
+  AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
   countTokens,
@@ -82,7 +82,7 @@ export class NarrateTurnUseCase {
   private readonly logger = new Logger('NarrateTurn');
 
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly stream: TurnStreamPublisher,
     @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
     private readonly controlPlane: ControlPlane,

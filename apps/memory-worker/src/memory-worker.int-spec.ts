@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
 import { memoriesOnPath, narrationCommand, storySummary } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { ControlPlane, JsonLogger, loadConfig } from '@chronicle/platform';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
 import {
@@ -25,7 +25,7 @@ let database: TestDatabase;
 let server: FakeOpenAiServer & { baseURL: string };
 let prefix: string;
 let app: INestMicroservice;
-let adventures: AdventureRepository;
+let adventures: AdventureCommandHandler;
 let producer: QueueProducer;
 
 beforeAll(async () => {
@@ -52,7 +52,7 @@ beforeAll(async () => {
     MEMORY_CONCURRENCY: '2',
   });
   app = await startMemoryWorker(config, new JsonLogger('memory-worker', config.logLevel));
-  adventures = app.get(AdventureRepository);
+  adventures = app.get(AdventureCommandHandler);
   producer = app.get(QueueProducer);
 });
 

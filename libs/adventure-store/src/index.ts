@@ -1,4 +1,4 @@
-export * from './adventure.repository';
+export * from './adventure.command-handler';
 export * from './adventure-store.module';
 export * from './turn-context';
 export * from './snapshot.codec';

@@ -1,7 +1,7 @@
 // The context worker's retrieval: the memories a turn's prompt carries. Never fails a turn: a
 // failed query embedding is reported as the result's error, with the pinned memories still used.
 import { activeMemories, storyTail, type AdventureState } from '@chronicle/adventure';
-import type { AdventureRepository } from '@chronicle/adventure-store';
+import type { AdventureCommandHandler } from '@chronicle/adventure-store';
 import type { Embedder } from '@chronicle/llm';
 import {
   RETRIEVAL_WINDOW_ACTIONS,
@@ -19,7 +19,7 @@ export interface RetrievalResult {
 
 export class MemoryRetrievalService {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly embedder: Embedder,
     private readonly cache: VectorCache,
   ) {}

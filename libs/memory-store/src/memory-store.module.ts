@@ -1,5 +1,5 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import {
   createEmbedder,
@@ -48,14 +48,17 @@ export class MemoryStoreModule {
         },
         {
           provide: MemoryRetrievalService,
-          useFactory: (adventures: AdventureRepository, embedder: Embedder, cache: VectorCache) =>
-            new MemoryRetrievalService(adventures, embedder, cache),
-          inject: [AdventureRepository, MEMORY_EMBEDDER, VectorCache],
+          useFactory: (
+            adventures: AdventureCommandHandler,
+            embedder: Embedder,
+            cache: VectorCache,
+          ) => new MemoryRetrievalService(adventures, embedder, cache),
+          inject: [AdventureCommandHandler, MEMORY_EMBEDDER, VectorCache],
         },
         {
           provide: UpdateMemoryUseCase,
           useFactory: (
-            adventures: AdventureRepository,
+            adventures: AdventureCommandHandler,
             model: ModelClient,
             embedder: Embedder,
             embeddings: EmbeddingRepository,
@@ -63,7 +66,12 @@ export class MemoryStoreModule {
             new UpdateMemoryUseCase(adventures, model, embedder, embeddings, {
               defaultModel: options.model.model,
             }),
-          inject: [AdventureRepository, MEMORY_MODEL_CLIENT, MEMORY_EMBEDDER, EmbeddingRepository],
+          inject: [
+            AdventureCommandHandler,
+            MEMORY_MODEL_CLIENT,
+            MEMORY_EMBEDDER,
+            EmbeddingRepository,
+          ],
         },
       ],
       exports: [MemoryRetrievalService, UpdateMemoryUseCase, EmbeddingRepository, MEMORY_EMBEDDER],

@@ -7,7 +7,7 @@ import {
   type AdventureCommand,
   type AdventureSettings,
 } from '@chronicle/adventure';
-import { AdventureRepository, toRecorded } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, toRecorded } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createEmbedder, createModelClient, type ModelConfig } from '@chronicle/llm';
 import { MEMORY_SYSTEM_PROMPT, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
@@ -27,7 +27,7 @@ const EMBED = '/v1/embeddings';
 describe('memory worker (Postgres + fake OpenAI server)', () => {
   let database: TestDatabase;
   let server: FakeOpenAiServer;
-  let adventures: AdventureRepository;
+  let adventures: AdventureCommandHandler;
   let embeddings: EmbeddingRepository;
   let useCase: UpdateMemoryUseCase;
   let retrieval: MemoryRetrievalService;
@@ -51,7 +51,7 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
       embeddingModel: 'fake-embed',
       timeoutMs: 5_000,
     };
-    adventures = new AdventureRepository(
+    adventures = new AdventureCommandHandler(
       new EventStoreRepository(database.db),
       new SnapshotRepository(database.db),
       { snapshotEvery: 25 },

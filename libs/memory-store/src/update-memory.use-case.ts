@@ -12,7 +12,7 @@ import {
 } from '@chronicle/adventure';
 import {
   deterministicEventId,
-  type AdventureRepository,
+  type AdventureCommandHandler,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
 import type { Embedder, ModelClient } from '@chronicle/llm';
@@ -80,7 +80,7 @@ export interface RegeneratedSummary {
 
 export class UpdateMemoryUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly model: ModelClient,
     private readonly embedder: Embedder,
     private readonly embeddings: EmbeddingRepository,

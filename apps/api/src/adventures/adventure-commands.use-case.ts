@@ -8,7 +8,7 @@ import {
   type NarrativeCorrection,
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
-import { AdventureRepository, countTokens } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, countTokens } from '@chronicle/adventure-store';
 import { requestMetadata } from '../http/request-actor';
 import type {
   CorrectNarrativeStateDto,
@@ -25,7 +25,7 @@ import { definedOnly, storyCardInput } from './create-adventure.use-case';
  */
 @Injectable()
 export class AdventureCommandsUseCase {
-  constructor(private readonly adventures: AdventureRepository) {}
+  constructor(private readonly adventures: AdventureCommandHandler) {}
 
   async edit(adventureId: string, body: EditAdventureDto) {
     const changes = definedOnly(body);

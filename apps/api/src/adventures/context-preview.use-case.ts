@@ -1,5 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AdventureRepository, buildTurnContext, contextManifest } from '@chronicle/adventure-store';
+import {
+  AdventureCommandHandler,
+  buildTurnContext,
+  contextManifest,
+} from '@chronicle/adventure-store';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
@@ -11,7 +15,7 @@ import { APP_CONFIG } from '../app-config.token';
 @Injectable()
 export class ContextPreviewUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly memories: MemoryRetrievalService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InvalidCommandError, type StoryCardInput } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { currentOwnerId, requestMetadata } from '../http/request-actor';
 import type { CreateAdventureDto, StoryCardDto } from './adventure.dto';
 
 /** A new adventure from a scenario-like body, its `${Name}` placeholders answered. */
 @Injectable()
 export class CreateAdventureUseCase {
-  constructor(private readonly adventures: AdventureRepository) {}
+  constructor(private readonly adventures: AdventureCommandHandler) {}
 
   async create(body: CreateAdventureDto): Promise<{ id: string; version: number }> {
     const placeholders = body.placeholders ?? {};

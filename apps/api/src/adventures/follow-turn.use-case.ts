@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import {
   BlockingReaderPool,
   TURN_STREAM_PREFIX,
@@ -33,7 +33,7 @@ const QUIET_CHECK_MS = 4_000;
 @Injectable()
 export class FollowTurnUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly turns: TurnsUseCase,
     private readonly publisher: TurnStreamPublisher,
     private readonly readers: BlockingReaderPool,

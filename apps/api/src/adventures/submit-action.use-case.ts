@@ -10,7 +10,11 @@ import {
   type InputType,
   type PlayerActed,
 } from '@chronicle/adventure';
-import { AdventureRepository, countTokens, deterministicEventId } from '@chronicle/adventure-store';
+import {
+  AdventureCommandHandler,
+  countTokens,
+  deterministicEventId,
+} from '@chronicle/adventure-store';
 import type { OutboxJob } from '@chronicle/event-store';
 import { JobName } from '@chronicle/queue';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
@@ -56,7 +60,7 @@ export class SubmitActionUseCase {
   private readonly logger = new Logger('turns');
 
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly index: AdventureIndexRepository,
     private readonly stream: TurnStreamPublisher,
   ) {}

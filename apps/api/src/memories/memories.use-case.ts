@@ -11,7 +11,7 @@ import {
   type MemoryCommand,
   type MemoryRecord,
 } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { SummarizerError, UpdateMemoryUseCase } from '@chronicle/memory-store';
 import { JobName } from '@chronicle/queue';
 import { requestMetadata } from '../http/request-actor';
@@ -67,7 +67,7 @@ function summaryView(state: AdventureState) {
 @Injectable()
 export class MemoriesUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly updateMemory: UpdateMemoryUseCase,
   ) {}
 

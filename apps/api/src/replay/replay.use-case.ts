@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { projectionView, storyPath } from '@chronicle/adventure';
 import {
   AdventureReplayer,
-  AdventureRepository,
+  AdventureCommandHandler,
   importAdventure,
   openAdventureExport,
   type ImportedAdventure,
@@ -23,7 +23,7 @@ export class ReplayUseCase {
 
   constructor(
     private readonly eventStore: EventStoreRepository,
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     snapshots: SnapshotRepository,
   ) {
     this.replayer = new AdventureReplayer(eventStore, snapshots);

@@ -9,7 +9,7 @@ import {
   type CreateAdventure,
   type InputType,
 } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EventStoreRepository, type StoredEvent } from '@chronicle/event-store';
 import { ControlPlane, JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
 import { JobName, QueueProducer } from '@chronicle/queue';
@@ -26,7 +26,7 @@ import { startContextWorker } from '../context-worker.bootstrap';
 export interface WorkerHarness {
   app: INestMicroservice;
   config: AppConfig;
-  adventures: AdventureRepository;
+  adventures: AdventureCommandHandler;
   events: EventStoreRepository;
   stream: TurnStreamPublisher;
   producer: QueueProducer;
@@ -63,7 +63,7 @@ export async function startWorkerHarness(
   return {
     app,
     config,
-    adventures: app.get(AdventureRepository),
+    adventures: app.get(AdventureCommandHandler),
     events: app.get(EventStoreRepository),
     stream: app.get(TurnStreamPublisher),
     producer: app.get(QueueProducer),

@@ -11,7 +11,7 @@ import {
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { sql } from 'kysely';
-import { AdventureRepository, countTokens } from './adventure.repository';
+import { AdventureCommandHandler, countTokens } from './adventure.command-handler';
 
 // The repository's shortcuts past the database: a load with nothing new shares the cached state,
 // and a decision on a state the caller already holds is proven current by the append at its
@@ -29,7 +29,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const repository = () => new AdventureRepository(events, snapshots, { snapshotEvery: 50 });
+const repository = () => new AdventureCommandHandler(events, snapshots, { snapshotEvery: 50 });
 
 function act(turnId = randomUUID()): AdventureCommand {
   return {
@@ -46,13 +46,13 @@ function deciding(command: AdventureCommand, seen: AdventureState[]) {
   };
 }
 
-async function created(repo: AdventureRepository): Promise<string> {
+async function created(repo: AdventureCommandHandler): Promise<string> {
   const adventureId = randomUUID();
   await repo.handle(adventureId, createAdventureCommand({ adventureId }), meta);
   return adventureId;
 }
 
-describe('AdventureRepository', () => {
+describe('AdventureCommandHandler', () => {
   it('given nothing new in the log, when loaded again, then the cached state itself is returned', async () => {
     const repo = repository();
     const adventureId = await created(repo);

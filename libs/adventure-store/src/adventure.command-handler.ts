@@ -36,7 +36,7 @@ import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 // so the in-memory cache below is only a shortcut past re-parsing a snapshot:
 // a cached state is always brought up to date from the log before use.
 
-export interface AdventureRepositoryOptions {
+export interface AdventureCommandHandlerOptions {
   /** Save a snapshot when an append crosses a multiple of this many events. */
   snapshotEvery: number;
   /** How many adventures' latest projections each process keeps in memory. */
@@ -107,7 +107,7 @@ function foldOnto(state: AdventureState, events: readonly StoredEvent[]): Advent
   return state;
 }
 
-export class AdventureRepository {
+export class AdventureCommandHandler {
   private readonly cache: LruCache<string, AdventureState>;
   private readonly snapshotting = new Set<Promise<void>>();
   private readonly texts = new ActionTextCache({
@@ -117,7 +117,7 @@ export class AdventureRepository {
   constructor(
     private readonly eventStore: EventStoreRepository,
     private readonly snapshots: SnapshotRepository,
-    private readonly options: AdventureRepositoryOptions,
+    private readonly options: AdventureCommandHandlerOptions,
   ) {
     this.cache = new LruCache({ capacity: options.cacheSize ?? 256 });
   }
