@@ -36,6 +36,7 @@ async function narrate(
     adventureId,
     {
       type: 'RecordNarration',
+      key: deterministicEventId(turnId, 'narrated'),
       data: {
         turnId,
         actionId,
@@ -51,7 +52,6 @@ async function narrate(
       },
     },
     { actor: 'worker:context' },
-    { eventIds: [deterministicEventId(turnId, 'narrated')] },
   );
   return actionId;
 }

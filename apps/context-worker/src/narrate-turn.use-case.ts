@@ -1,19 +1,17 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import {
-  decide,
   narrativeForTurn,
   TurnNotInFlightError,
   type AdventureCommand,
-  type AdventureEvent,
   type AdventureState,
+  type Keyed,
   type Usage,
 } from '@chronicle/adventure';
 import {
   AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
-  countTokens,
   deterministicEventId,
 } from '@chronicle/adventure-store';
 import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
@@ -24,7 +22,6 @@ import {
   TurnCancelledSignal,
   type AppConfig,
 } from '@chronicle/platform';
-import { JobName } from '@chronicle/queue';
 import { TURN_STREAM_REDIS, TurnStreamPublisher } from '@chronicle/turn-stream';
 import type Redis from 'ioredis';
 import { MemoryRetrieval } from './memory-retrieval';
@@ -198,9 +195,11 @@ export class NarrateTurnUseCase {
     if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
     const actionId = deterministicEventId(turnId, 'narration-action');
-    const memoryEnabled = settings.memoryBankEnabled || settings.autoSummarize;
-    const narration: AdventureCommand = {
+    // The memories the prompt used are counted with the narration (see RecordNarration); the
+    // memory pass that follows is `jobsAfter`'s to choose.
+    const narration: Keyed<AdventureCommand> = {
       type: 'RecordNarration',
+      key: deterministicEventId(turnId, 'narrated'),
       data: {
         turnId,
         actionId,
@@ -214,13 +213,12 @@ export class NarrateTurnUseCase {
         finishReason: done.finishReason,
         contextManifest: contextManifest(built),
         latencyMs,
+        memoriesUsed: memories?.used.map((memory) => memory.id) ?? [],
       },
     };
-    // Use counts move only with a real turn, in the same append as its narration: a preview, a
-    // failed or cancelled turn never counts, and a redelivered job cannot count twice.
-    const usedIds = memories?.used.map((memory) => memory.id) ?? [];
-    const handled = await this.adventures.handleWith(
+    const handled = await this.adventures.handle(
       adventureId,
+      narration,
       {
         actor: ACTOR,
         causationId: turnId,
@@ -230,21 +228,6 @@ export class NarrateTurnUseCase {
         narrator: this.label.narrator,
         usage: done.usage,
         latencyMs,
-      },
-      (current) => {
-        const events: AdventureEvent[] = decide(narration, current, { countTokens });
-        const eventIds = [deterministicEventId(turnId, 'narrated')];
-        if (usedIds.length > 0) {
-          events.push({ type: 'MemoriesUsed', data: { turnId, memoryIds: usedIds } });
-          eventIds.push(deterministicEventId(turnId, 'memories-used'));
-        }
-        return {
-          events,
-          eventIds,
-          ...(memoryEnabled && {
-            outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
-          }),
-        };
       },
       // Decided first on the projection this job loaded: the append at its version proves it is
       // still the head, so the common turn reads the stream once.
@@ -322,10 +305,10 @@ export class NarrateTurnUseCase {
         adventureId,
         {
           type: 'RecordNarrationFailure',
+          key: deterministicEventId(turnId, 'narration-failed'),
           data: { turnId, error: message, attempts: Math.max(1, attempts) },
         },
         { actor: ACTOR, causationId: turnId },
-        { eventIds: [deterministicEventId(turnId, 'narration-failed')] },
       );
     } catch (error) {
       if (error instanceof TurnNotInFlightError) return false;

@@ -76,7 +76,10 @@ async function finished(jobId: string, timeoutMs = 10_000) {
   return queue.getJob(jobId);
 }
 
-/** An adventure with memory on and `turns` turns: 1 + 2 × turns story actions. */
+/**
+ * An adventure with memory on and `turns` turns: 1 + 2 × turns story actions. Memory is turned on
+ * after the turns, so no narration has started a memory pass (each test enqueues its own).
+ */
 async function adventureWith(turns: number): Promise<string> {
   const adventureId = randomUUID();
   await adventures.handle(
@@ -90,7 +93,7 @@ async function adventureWith(turns: number): Promise<string> {
         title: 'Memory',
         opening: 'You wake on the shore below the lighthouse.',
         persona: { name: 'Ash', pronouns: 'they/them', description: 'A courier.' },
-        settings: { autoSummarize: true, memoryBankEnabled: true },
+        settings: { autoSummarize: false, memoryBankEnabled: false },
       },
     },
     { actor: 'test' },
@@ -111,6 +114,11 @@ async function adventureWith(turns: number): Promise<string> {
       { actor: 'test' },
     );
   }
+  await adventures.handle(
+    adventureId,
+    { type: 'EditAdventure', data: { settings: { autoSummarize: true, memoryBankEnabled: true } } },
+    { actor: 'test' },
+  );
   return adventureId;
 }
 

@@ -1,5 +1,9 @@
 // What a player, the API or a worker asks of an adventure. Ids are chosen by the caller (the
 // client's action id is the idempotency key), so `decide` stays a pure function.
+//
+// Every command may carry `key`, its idempotency key (a uuid): the command handler derives the
+// ids of the events it decides from it, so the same command sent twice appends once. A command
+// without one is not idempotent: the handler draws a fresh key.
 
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type {
@@ -81,6 +85,12 @@ export type RecordNarration = {
     finishReason: string;
     contextManifest: Record<string, unknown>;
     latencyMs: number;
+    /**
+     * The memories the prompt retrieved: their use counts move in the same append as the
+     * narration, so a preview, a failed or cancelled turn never counts, and a redelivered job
+     * cannot count twice.
+     */
+    memoriesUsed?: string[];
   };
 };
 export type RecordNarrationFailure = {
@@ -98,6 +108,11 @@ export type CorrectNarrativeState = {
   type: 'CorrectNarrativeState';
   /** Anchored on the head unless another action on the path is named. */
   data: { correction: NarrativeCorrection; anchorActionId?: string };
+};
+/** Several corrections in order, in one append: all of them or none. */
+export type ApplyCorrections = {
+  type: 'ApplyCorrections';
+  data: { corrections: NarrativeCorrection[]; anchorActionId?: string };
 };
 export type RetconStateEvent = {
   type: 'RetconStateEvent';
@@ -122,7 +137,11 @@ export type AdventureCommand =
   | EditAction
   | EraseAction
   | CorrectNarrativeState
+  | ApplyCorrections
   | RetconStateEvent;
+
+/** Any command, with the idempotency key its events' ids derive from (see the top of the file). */
+export type Keyed<Command> = Command & { key?: string };
 
 /**
  * What `decide` needs besides the command and the state. Token counts are cached on every

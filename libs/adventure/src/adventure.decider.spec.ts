@@ -278,6 +278,25 @@ describe('adventure decider', () => {
         .when(narration(turnId, 'n1', '  '))
         .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
     });
+
+    it('given memories the prompt used, when the narration is recorded, then their use is counted in the same append', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      const command = narrationCommand(turnId, 'n1', { memoriesUsed: ['m1', 'm2'] });
+      const events = decideOnce(command, history);
+      expect(events.map((event) => event.type)).toEqual(['Narrated', 'MemoriesUsed']);
+      expect(events[1]).toEqual({
+        type: 'MemoriesUsed',
+        data: { turnId, memoryIds: ['m1', 'm2'] },
+      });
+    });
+
+    it('given no memories used, when the narration is recorded, then only the narration is appended', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      const events = decideOnce(narrationCommand(turnId, 'n1', { memoriesUsed: [] }), history);
+      expect(events.map((event) => event.type)).toEqual(['Narrated']);
+    });
   });
 
   describe('CancelTurn', () => {
@@ -452,6 +471,39 @@ describe('adventure decider', () => {
           data: { correction: { op: 'addFact', text: 'x' }, anchorActionId: aiActionId },
         })
         .thenThrows(InvalidCommandError, 'invalid', /not in the story at the head/);
+    });
+
+    it('given several corrections, when applied together, then each is decided on the state the ones before it leave', () => {
+      const { history, aiActionId } = withHarbor();
+      const rename = { op: 'rename', id: 'mira', name: 'Mira the Keeper' } as const;
+      const wound = { op: 'setStatus', id: 'mira', status: 'wounded' } as const;
+      given(history)
+        .when({ type: 'ApplyCorrections', data: { corrections: [rename, wound] } })
+        .then([
+          {
+            type: 'NarrativeStateCorrected',
+            data: { anchorActionId: aiActionId, correction: rename },
+          },
+          {
+            type: 'NarrativeStateCorrected',
+            data: { anchorActionId: aiActionId, correction: wound },
+          },
+        ]);
+    });
+
+    it('given several corrections one of which is refused, when applied together, then none is', () => {
+      const { history } = withHarbor();
+      given(history)
+        .when({
+          type: 'ApplyCorrections',
+          data: {
+            corrections: [
+              { op: 'addFact', text: 'The lamp is lit.' },
+              { op: 'rename', id: 'ghost', name: 'G' },
+            ],
+          },
+        })
+        .thenThrows(InvalidCommandError, 'invalid', /correction refused: .*ghost/);
     });
 
     it('retcons an accepted event by index, once', () => {

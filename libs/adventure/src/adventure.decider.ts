@@ -13,10 +13,11 @@ import type {
   AdventureEditedData,
   AdventureEvent,
   AdventureSettings,
+  RecordedAdventureEvent,
   StoryCard,
 } from './adventure.events';
 import { LIMITS } from './adventure.limits';
-import { isOnPath, narrativeAtDepth } from './adventure.projector';
+import { isOnPath, narrativeAtDepth, projectFrom } from './adventure.projector';
 import { storyTail, turnStatus } from './adventure.queries';
 import { DEFAULT_SETTINGS, nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import {
@@ -28,6 +29,7 @@ import {
   checkSettings,
   checkText,
 } from './adventure.validation';
+import type { MemoriesUsed } from './memory.events';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
 
@@ -163,6 +165,7 @@ export function decide(
             latencyMs: d.latencyMs,
           },
         },
+        ...memoriesUsed(d.turnId, d.memoriesUsed),
       ];
     }
 
@@ -258,6 +261,31 @@ export function decide(
       return [{ type: 'NarrativeStateCorrected', data: { anchorActionId: anchor.id, correction } }];
     }
 
+    case 'ApplyCorrections': {
+      // Each correction is decided on the state the ones before it leave.
+      let current = state;
+      const events: AdventureEvent[] = [];
+      for (const correction of command.data.corrections) {
+        const decided = decide(
+          {
+            type: 'CorrectNarrativeState',
+            data: { correction, anchorActionId: command.data.anchorActionId },
+          },
+          current,
+          context,
+        );
+        current = projectFrom(
+          current,
+          decided.map(
+            (event, i) =>
+              ({ ...event, version: current.version + i + 1 }) as RecordedAdventureEvent,
+          ),
+        );
+        events.push(...decided);
+      }
+      return events;
+    }
+
     case 'RetconStateEvent': {
       requireNoTurnInFlight(state);
       const node = findNode(state, command.data.actionId);
@@ -279,6 +307,14 @@ export function decide(
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
     }
   }
+}
+
+function memoriesUsed(turnId: string, memoryIds: readonly string[] | undefined): MemoriesUsed[] {
+  if (memoryIds === undefined || memoryIds.length === 0) return [];
+  if (!Array.isArray(memoryIds) || memoryIds.some((id) => typeof id !== 'string')) {
+    throw new InvalidCommandError('memoriesUsed must be a list of memory ids');
+  }
+  return [{ type: 'MemoriesUsed', data: { turnId, memoryIds: [...memoryIds] } }];
 }
 
 function create(

@@ -101,7 +101,7 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     return adventureId;
   }
 
-  async function turn(adventureId: string, step: number): Promise<void> {
+  async function turn(adventureId: string, step: number, memoriesUsed?: string[]): Promise<void> {
     const turnId = randomUUID();
     await adventures.handle(
       adventureId,
@@ -113,7 +113,10 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     );
     await adventures.handle(
       adventureId,
-      narrationCommand(turnId, randomUUID(), { text: `Mira watches you take step ${step}.` }),
+      narrationCommand(turnId, randomUUID(), {
+        text: `Mira watches you take step ${step}.`,
+        memoriesUsed,
+      }),
       meta,
     );
   }
@@ -242,9 +245,11 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     // Capacity 3: the oldest never-used memory was forgotten.
     expect(state.memory.memories.map((m) => m.forgotten)).toEqual([true, false, false, false]);
     const [, second, third] = state.memory.memories;
-    await adventures.handleWith(adventureId, meta, () => ({
-      events: [{ type: 'MemoryPinned', data: { memoryId: second.id } }],
-    }));
+    await adventures.handle(
+      adventureId,
+      { type: 'PinMemory', data: { memoryId: second.id } },
+      meta,
+    );
     state = await adventures.get(adventureId);
     const result = await retrieval.retrieve(state);
     expect(result?.used[0]).toMatchObject({ id: second.id, pinned: true });
@@ -252,10 +257,10 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     const similarity = result?.used[1].similarity ?? 0;
     expect(Math.round(similarity * 10_000) / 10_000).toBe(similarity);
     // A used memory becomes recent: the next eviction takes the other unpinned one.
-    await adventures.handleWith(adventureId, meta, () => ({
-      events: [{ type: 'MemoriesUsed', data: { turnId: 't', memoryIds: [third.id] } }],
-    }));
-    for (let step = 13; step <= 15; step++) await turn(adventureId, step);
+    // (the turn that used it records the use with its narration)
+    for (let step = 13; step <= 15; step++) {
+      await turn(adventureId, step, step === 13 ? [third.id] : undefined);
+    }
     await useCase.execute({ adventureId });
     state = await adventures.get(adventureId);
     const active = activeMemories(state).map((m) => m.id);

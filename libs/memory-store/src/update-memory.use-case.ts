@@ -1,15 +1,11 @@
 // One memory job for one adventure: write the memories due, then the summary, embed what is
-// pending, evict over capacity. Each write is decided against the projection again at append
-// time and carries a deterministic event id, so a job killed and redelivered, or two jobs racing,
+// pending, evict over capacity. What the model wrote is sent as a command (`WriteMemory`,
+// `WriteSummary`, `EvictMemories`: see libs/memory's decider), decided against the head at append
+// time with a deterministic key, so a job killed and redelivered, or two jobs racing,
 // never write the same memory twice. A cursor moves only with a successful write: a failed model
 // call leaves it, and the next run (or BullMQ's retry) does the work again.
 import { randomUUID } from 'node:crypto';
-import {
-  activeMemories,
-  memoriesOnPath,
-  type AdventureState,
-  type MemoryEvent,
-} from '@chronicle/adventure';
+import { memoriesOnPath, type AdventureState } from '@chronicle/adventure';
 import {
   deterministicEventId,
   type AdventureCommandHandler,
@@ -25,7 +21,6 @@ import {
   SUMMARY_MAX_TOKENS,
   castBrief,
   cleanReply,
-  evictionOrder,
   lastTokensOf,
   memoryBlocks,
   memoryExcerpt,
@@ -138,7 +133,7 @@ export class UpdateMemoryUseCase {
       } catch (error) {
         outcome.errors.push(`embedding: ${(error as Error).message}`);
       }
-      const evicted = await this.evict(input.adventureId, meta);
+      const evicted = await this.evict(input.adventureId, state, meta);
       outcome.forgotten = evicted;
     }
     return outcome;
@@ -185,32 +180,23 @@ export class UpdateMemoryUseCase {
       'memory',
       ...block.entries.map((entry) => `${entry.id}@${entry.textVersion}`),
     );
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const due = memoryBlocks(current)[0];
-      if (
-        !due ||
-        due.anchorActionId !== block.anchorActionId ||
-        due.sourceStart !== block.sourceStart
-      ) {
-        return { events: [] };
-      }
-      const event: MemoryEvent = {
-        type: 'MemoryWritten',
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteMemory',
+        key: memoryId,
         data: {
           memoryId,
           text,
-          sourceStart: block.sourceStart,
-          sourceEnd: block.sourceEnd,
-          anchorActionId: block.anchorActionId,
-          createdBy: 'worker',
+          block: {
+            anchorActionId: block.anchorActionId,
+            sourceStart: block.sourceStart,
+            sourceEnd: block.sourceEnd,
+          },
         },
-      };
-      return {
-        events: [event],
-        eventIds: [memoryId],
-        metadata: { model: result.model, usage: result.usage },
-      };
-    });
+      },
+      { ...meta, model: result.model, usage: result.usage },
+    );
     // Nothing appended means another run wrote it first (or the story moved): stop this pass.
     return handled.events.length > 0 ? handled.state : null;
   }
@@ -244,34 +230,24 @@ export class UpdateMemoryUseCase {
       plan.current?.id ?? '',
       plan.current?.text ?? '',
     );
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const due = summaryPlan(current);
-      if (
-        !due ||
-        due.anchorActionId !== plan.anchorActionId ||
-        due.sourceStart !== plan.sourceStart ||
-        due.current?.text !== plan.current?.text
-      ) {
-        return { events: [] };
-      }
-      const event: MemoryEvent = {
-        type: 'SummaryWritten',
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteSummary',
+        key: summaryId,
         data: {
           summaryId,
           text,
-          anchorActionId: plan.anchorActionId,
-          sourceStart: plan.sourceStart,
-          sourceEnd: plan.sourceEnd,
-          handEdited: false,
-          replacesSummaryId: null,
+          plan: {
+            anchorActionId: plan.anchorActionId,
+            sourceStart: plan.sourceStart,
+            sourceEnd: plan.sourceEnd,
+            startsFrom: plan.current?.text ?? null,
+          },
         },
-      };
-      return {
-        events: [event],
-        eventIds: [summaryId],
-        metadata: { model: result.model, usage: result.usage },
-      };
-    });
+      },
+      { ...meta, model: result.model, usage: result.usage },
+    );
     return handled.events.length > 0 ? handled.state : null;
   }
 
@@ -330,23 +306,19 @@ export class UpdateMemoryUseCase {
       if (!summary) throw new SummarizerError('the summarizer returned an empty summary');
     }
     const summaryId = randomUUID();
-    const handled = await this.adventures.handleWith(adventureId, { ...metadata, model }, () => ({
-      events: [
-        {
-          type: 'SummaryWritten',
-          data: {
-            summaryId,
-            text: summary,
-            anchorActionId: tip.id,
-            sourceStart: entries[0].depth,
-            sourceEnd: tip.depth,
-            handEdited: false,
-            replacesSummaryId: null,
-          },
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteRegeneratedSummary',
+        key: summaryId,
+        data: {
+          summaryId,
+          text: summary,
+          span: { anchorActionId: tip.id, sourceStart: entries[0].depth, sourceEnd: tip.depth },
         },
-      ],
-      eventIds: [summaryId],
-    }));
+      },
+      { ...metadata, model },
+    );
     return { summaryId, text: summary, version: handled.state.version };
   }
 
@@ -378,29 +350,21 @@ export class UpdateMemoryUseCase {
 
   private async evict(
     adventureId: string,
+    state: AdventureState,
     meta: Record<string, unknown> & { actor: string },
   ): Promise<number> {
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const ids = evictionOrder(
-        activeMemories(current).map((memory) => ({
-          id: memory.id,
-          pinned: memory.pinned,
-          lastUsedAt: memory.lastUsedVersion,
-          createdAt: memory.createdAtVersion,
-          useCount: memory.useCount,
-        })),
-        current.settings.memoryCapacity,
-      );
-      if (ids.length === 0) return { events: [] };
-      const eventId = deterministicEventId(adventureId, 'forget', String(current.version), ...ids);
-      return {
-        events: [{ type: 'MemoryForgotten', data: { memoryIds: ids, reason: 'capacity' } }],
-        eventIds: [eventId],
-      };
-    });
-    return handled.events.length > 0
-      ? (handled.events[0].data as { memoryIds: string[] }).memoryIds.length
-      : 0;
+    // Keyed by the version the pass reached: a redelivered pass at the same version evicts once.
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'EvictMemories',
+        key: deterministicEventId(adventureId, 'evict', String(state.version)),
+        data: {},
+      },
+      meta,
+    );
+    const forgotten = handled.events[0];
+    return forgotten?.type === 'MemoryForgotten' ? forgotten.data.memoryIds.length : 0;
   }
 }
 

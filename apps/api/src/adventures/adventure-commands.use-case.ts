@@ -1,14 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import {
-  decide,
-  projectFrom,
   type AdventureCommand,
-  type AdventureEvent,
   type AdventureState,
   type NarrativeCorrection,
-  type RecordedAdventureEvent,
 } from '@chronicle/adventure';
-import { AdventureCommandHandler, countTokens } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { requestMetadata } from '../http/request-actor';
 import type {
   CorrectNarrativeStateDto,
@@ -103,22 +99,9 @@ export class AdventureCommandsUseCase {
     const corrections = body.corrections.map(
       (correction) => definedOnly(correction) as unknown as NarrativeCorrection,
     );
-    const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (start) => {
-      let state = start;
-      const events: AdventureEvent[] = [];
-      for (const correction of corrections) {
-        const decided = decide(
-          {
-            type: 'CorrectNarrativeState',
-            data: { correction, anchorActionId: body.anchorActionId },
-          },
-          state,
-          { countTokens },
-        );
-        state = projectFrom(state, recorded(decided, state.version));
-        events.push(...decided);
-      }
-      return { events };
+    const handled = await this.run(adventureId, {
+      type: 'ApplyCorrections',
+      data: { corrections, anchorActionId: body.anchorActionId },
     });
     return narrativeView(handled.state);
   }
@@ -134,10 +117,6 @@ export class AdventureCommandsUseCase {
   private run(adventureId: string, command: AdventureCommand) {
     return this.adventures.handle(adventureId, command, requestMetadata());
   }
-}
-
-function recorded(events: AdventureEvent[], after: number): RecordedAdventureEvent[] {
-  return events.map((event, i) => ({ ...event, version: after + i + 1 }) as RecordedAdventureEvent);
 }
 
 function headView({ state }: { state: AdventureState }) {

@@ -1,22 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import {
-  decide,
   nodeOf,
-  NotFoundError,
   turnStatus,
   type AdventureCommand,
   type AdventureState,
   type InputType,
   type PlayerActed,
 } from '@chronicle/adventure';
-import {
-  AdventureCommandHandler,
-  countTokens,
-  deterministicEventId,
-} from '@chronicle/adventure-store';
-import type { OutboxJob } from '@chronicle/event-store';
-import { JobName } from '@chronicle/queue';
+import { AdventureCommandHandler, deterministicEventId } from '@chronicle/adventure-store';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { requestMetadata } from '../http/request-actor';
 import { AdventureIndexRepository } from './adventure-index.repository';
@@ -33,10 +25,6 @@ export interface TurnAccepted {
 }
 
 const PLAYER_ACTIONS: ReadonlySet<string> = new Set(['do', 'say', 'story']);
-
-function narrateJob(adventureId: string, turnId: string): OutboxJob {
-  return { jobName: JobName.NarrateTurn, payload: { adventureId, turnId } };
-}
 
 /** The projection shows that this client id already started a turn here. */
 function isResend(state: AdventureState, clientId: string): boolean {
@@ -88,9 +76,10 @@ export class SubmitActionUseCase {
   }
 
   /**
-   * One load: the resend check and the decision read the same projection. A resend the
-   * projection cannot show (a turn older than it remembers) is caught by the event id instead:
-   * the append finds it stored and answers with the original.
+   * One load: the resend check and the decision read the same projection; the narrate job
+   * follows from the event (see `jobsAfter`). A resend the projection cannot show (a turn older
+   * than it remembers) is caught by the event id instead: the append finds it stored and
+   * answers with the original.
    */
   private async start(
     adventureId: string,
@@ -99,22 +88,19 @@ export class SubmitActionUseCase {
     command: AdventureCommand & { data: { turnId: string } },
   ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
-    let resent: AdventureState | null = null;
     try {
-      const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (state) => {
-        if (state.id === null) throw new NotFoundError(`adventure ${adventureId} not found`);
-        resent = clientId !== undefined && isResend(state, clientId) ? state : null;
-        if (resent) return { events: [] };
-        return {
-          events: decide(command, state, { countTokens }),
-          eventIds: [eventId],
-          outbox: [narrateJob(adventureId, turnId)],
-        };
-      });
-      if (resent && clientId !== undefined) {
-        const original = await this.originalTurn(adventureId, resent, clientId);
+      const state = await this.adventures.get(adventureId);
+      if (clientId !== undefined && isResend(state, clientId)) {
+        const original = await this.originalTurn(adventureId, state, clientId);
         if (original) return original;
       }
+      // Decided on the state just read: the append at its version proves it current.
+      const handled = await this.adventures.handle(
+        adventureId,
+        { ...command, key: eventId },
+        requestMetadata(),
+        { state },
+      );
       if (handled.duplicate) {
         const original = await this.originalTurn(adventureId, handled.state, eventId);
         if (original) return original;

@@ -2,7 +2,6 @@ import { BadGatewayException, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   currentSummary,
-  decideMemory,
   findMemory,
   isMemoryOnPath,
   memoriesOnPath,
@@ -13,7 +12,6 @@ import {
 } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { SummarizerError, UpdateMemoryUseCase } from '@chronicle/memory-store';
-import { JobName } from '@chronicle/queue';
 import { requestMetadata } from '../http/request-actor';
 
 export interface MemoryView {
@@ -142,16 +140,8 @@ export class MemoriesUseCase {
   }
 
   private async run(adventureId: string, command: MemoryCommand): Promise<AdventureState> {
-    // A new or changed text needs a vector before retrieval can rank it: the memory job embeds it
-    // (coalesced with any other pass of this adventure).
-    const embeds = command.type === 'AddMemory' || command.type === 'EditMemory';
-    const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (state) => ({
-      events: decideMemory(command, state),
-      ...(embeds &&
-        state.settings.memoryBankEnabled && {
-          outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
-        }),
-    }));
-    return handled.state;
+    // A new or changed text needs a vector before retrieval can rank it: `jobsAfter` follows
+    // it with a memory pass (coalesced with any other pass of this adventure).
+    return (await this.adventures.handle(adventureId, command, requestMetadata())).state;
   }
 }

@@ -12,7 +12,7 @@ import {
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EventStoreRepository, type StoredEvent } from '@chronicle/event-store';
 import { ControlPlane, JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
-import { JobName, QueueProducer } from '@chronicle/queue';
+import { QueueProducer } from '@chronicle/queue';
 import { TurnStreamPublisher, type TurnStreamEntry } from '@chronicle/turn-stream';
 import {
   createTestDatabase,
@@ -120,12 +120,8 @@ export async function act(
   const actionId = randomUUID();
   const handled = await harness.adventures.handle(
     adventureId,
-    { type: 'SubmitAction', data: { turnId, inputType, text, actionId } },
+    { type: 'SubmitAction', key: actionId, data: { turnId, inputType, text, actionId } },
     { actor: 'test' },
-    {
-      eventIds: [actionId],
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
-    },
   );
   await harness.stream.publish(turnId, 'player', { action: { id: actionId, text } });
   return { turnId, actionId, version: handled.state.version };
