@@ -11,7 +11,7 @@ import {
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
 import { EventStoreRepository, type NewEvent, type OutboxJob } from '@chronicle/event-store';
-import { JobName } from '@chronicle/queue';
+import { JobName, outboxRow } from '@chronicle/queue';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportHeader } from './adventure-export';
 
 // Reads an export back as a new adventure. The whole file is checked before anything is
@@ -199,10 +199,10 @@ export async function importAdventure(
   const inFlight = parsed.state.inFlight;
   const outbox: OutboxJob[] = inFlight
     ? [
-        {
+        outboxRow({
           jobName: JobName.NarrateTurn,
           payload: { adventureId: created.adventureId, turnId: inFlight.turnId },
-        },
+        }),
       ]
     : [];
   await eventStore.appendToStream(

@@ -23,6 +23,7 @@ import {
 } from '@chronicle/event-store';
 import { LruCache } from '@chronicle/platform';
 import { ActionTextCache } from './action-text.cache';
+import { outboxRow } from '@chronicle/queue';
 import { decideCommand, type Command } from './adventure.decide';
 import { jobsAfter } from './adventure.jobs';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
@@ -233,7 +234,7 @@ export class AdventureCommandHandler {
       try {
         const result = await this.eventStore.appendToStream(streamId, newEvents, {
           expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
-          outbox: jobsAfter(events, state),
+          outbox: jobsAfter(events, state).map(outboxRow),
         });
         if (result.duplicate) {
           this.cache.delete(adventureId);

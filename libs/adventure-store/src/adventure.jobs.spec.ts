@@ -1,4 +1,4 @@
-import { AdventureHistory, type AdventureEvent } from '@chronicle/adventure';
+import { AdventureHistory, narrationCommand, type AdventureEvent } from '@chronicle/adventure';
 import { JobName } from '@chronicle/queue';
 import { jobsAfter } from './adventure.jobs';
 
@@ -34,23 +34,7 @@ describe('jobsAfter', () => {
       const history = adventure(settings);
       history.act('do', 'look');
       const narrated = history.state.inFlight?.turnId ?? '';
-      const events = history.run({
-        type: 'RecordNarration',
-        data: {
-          turnId: narrated,
-          actionId: 'n1',
-          text: 'The sea.',
-          accepted: [],
-          rejected: [],
-          usage: { promptTokens: 1, completionTokens: 1 },
-          model: 'm',
-          narrator: 'offline',
-          finishReason: 'stop',
-          contextManifest: {},
-          latencyMs: 1,
-          memoriesUsed: ['m1'],
-        },
-      });
+      const events = history.run(narrationCommand(narrated, 'n1', { memoriesUsed: ['m1'] }));
       expect(jobsAfter(events, history.state)).toEqual(
         passes ? [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }] : [],
       );

@@ -10,6 +10,7 @@ import {
   type JobPayloads,
   type JobRequest,
   type QueueName,
+  isJobName,
   jobOptions,
   queueOf,
   safeJobId,
@@ -74,7 +75,15 @@ export class QueueProducer {
     return { jobId: job.id };
   }
 
-  /** Enqueues a request built elsewhere (the outbox relay). */
+  /** Enqueues a committed outbox row (what the event store's relay is given to call). */
+  enqueueOutbox(message: { jobName: string; payload: unknown; jobId: string }): Promise<unknown> {
+    if (!isJobName(message.jobName)) {
+      throw new Error(`outbox row names unknown job "${message.jobName}"`);
+    }
+    return this.enqueue(message.jobName, message.payload as never, { jobId: message.jobId });
+  }
+
+  /** Enqueues a request built elsewhere. */
   enqueueRequest(
     request: JobRequest,
     options: EnqueueOptions = {},
