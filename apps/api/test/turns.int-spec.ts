@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { StateEvent } from '@chronicle/narrative';
 import { deterministicEventId } from '@chronicle/adventure-store';
-import { QueueName, QueueProducer, createWorkerConnection } from '@chronicle/queue';
+import { createWorkerConnection } from '@chronicle/platform';
+import { QueueName, QueueProducer } from '@chronicle/queue';
 import { Worker } from 'bullmq';
 import { TURN_STREAM_REDIS, TurnStreamPublisher, turnStreamKey } from '@chronicle/turn-stream';
 import { readTurnStream } from '@chronicle/testing';

@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { EVENT_STORE_DB } from '@chronicle/event-store';
-import { closeRedis, createCommandConnection } from '@chronicle/queue';
+import { closeRedis, createCommandConnection } from '@chronicle/platform';
 import type Redis from 'ioredis';
 import type { Kysely } from 'kysely';
 import type { AccountsDatabase } from './accounts.database';

@@ -2,7 +2,6 @@
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.
 
-import type { Persona as ContextPersona, StoryCard as ContextStoryCard } from '@chronicle/context';
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
@@ -39,10 +38,21 @@ export interface AdventureSettings {
 }
 
 /** The player character, exactly as the prompt renders it (libs/context owns the shape). */
-export type Persona = ContextPersona;
+/** Who the player is in the story; each field may be empty. */
+export interface Persona {
+  name: string;
+  pronouns: string;
+  description: string;
+}
 
 /** A story card as the adventure keeps it: what the prompt reads, plus the player's notes. */
-export interface StoryCard extends ContextStoryCard {
+export interface StoryCard {
+  id: string;
+  name: string;
+  /** Comma-separated trigger keys. */
+  keys: string;
+  entry: string;
+  type: string;
   /** Never sent to the model. */
   notes: string;
 }

@@ -5,3 +5,4 @@ export * from './bootstrap';
 export * from './control-plane';
 export * from './runtime';
 export * from './lru.cache';
+export * from './redis-connection.factory';

@@ -1,6 +1,5 @@
 import { Client } from 'pg';
-import { closeRedis } from '@chronicle/queue';
-import Redis from 'ioredis';
+import { closeRedis, createProbeConnection } from './redis-connection.factory';
 import type { AppConfig } from './config';
 
 // Checked before Nest boots: a missing service is the most common first-run
@@ -66,14 +65,7 @@ export async function ensurePostgres(databaseUrl: string): Promise<void> {
 }
 
 export async function ensureRedis(redisUrl: string): Promise<void> {
-  const redis = new Redis(redisUrl, {
-    lazyConnect: true,
-    connectTimeout: PREFLIGHT_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
+  const redis = createProbeConnection(redisUrl, PREFLIGHT_TIMEOUT_MS);
   try {
     await redis.connect();
     await redis.ping();

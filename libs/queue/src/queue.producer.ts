@@ -3,7 +3,7 @@
 // a random id or unbounded retention.
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { createProducerConnection, waitForRedis } from './redis-connection.factory';
+import { createProducerConnection, waitForRedis } from '@chronicle/platform';
 import {
   ALL_QUEUES,
   type JobName,
