@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { sql, type Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
+import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
 
 // A user's model tokens per UTC day. The log is the truth: every Narrated event of their
@@ -42,7 +42,7 @@ export class DailyTokenBudget {
    * @param redis the counters; null: every check sums the log (no Redis to share a counter in).
    */
   constructor(
-    private readonly db: Kysely<AccountsDatabase>,
+    private readonly db: Kysely<Database>,
     private readonly redis: Redis | null = null,
     private readonly prefix = 'chronicle',
   ) {}
