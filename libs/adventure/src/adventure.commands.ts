@@ -21,12 +21,15 @@ import type { NarrativeCorrection } from './narrative.port';
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
   Partial<Pick<StoryCard, 'type' | 'notes'>>;
 
+/** A persona as a command gives it: any field may be left out, and is then empty. */
+export type PersonaInput = Partial<Persona>;
+
 export interface AdventureChanges {
   title?: string;
   plotEssentials?: string;
   authorsNote?: string;
   aiInstructions?: string;
-  persona?: Persona;
+  persona?: PersonaInput;
   canon?: Canon;
   settings?: Partial<AdventureSettings>;
 }
@@ -44,7 +47,7 @@ export type CreateAdventure = {
     plotEssentials?: string;
     authorsNote?: string;
     aiInstructions?: string;
-    persona?: Persona;
+    persona?: PersonaInput;
     storyCards?: StoryCardInput[];
     canon?: Canon;
     settings?: Partial<AdventureSettings>;

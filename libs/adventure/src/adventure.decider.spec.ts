@@ -69,6 +69,15 @@ describe('adventure decider', () => {
         .thenThrows(InvalidCommandError, 'invalid', /title is empty/);
     });
 
+    it('given a persona with a name alone, when created, then the other fields are empty', () => {
+      const [event] = decideOnce(createAdventureCommand({ persona: { name: 'Mira' } }));
+      expect(event.type === 'AdventureCreated' && event.data.persona).toEqual({
+        name: 'Mira',
+        pronouns: '',
+        description: '',
+      });
+    });
+
     it('refuses to create an adventure twice', () => {
       given(AdventureHistory.create())
         .when(createAdventureCommand())
