@@ -66,7 +66,7 @@ export interface ModelConfig {
   timeoutMs: number;
 }
 
-/** The predecessor's defaults (seed-behaviour §3, §13). */
+/** The predecessor's defaults, kept so an adventure moved here plays with the same model settings. */
 export const MODEL_DEFAULTS = {
   baseURL: 'http://localhost:11434/v1',
   mode: 'chat' as ApiMode,
