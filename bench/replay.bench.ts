@@ -3,12 +3,8 @@
 // next to a raw `pg` read of the same rows, a load from the latest snapshot, and the projection
 // at a version in the middle of the log.
 import { randomBytes } from 'node:crypto';
-import {
-  adventureStreamId,
-  playedAdventure,
-  project,
-  projectorVersion,
-} from '@chronicle/adventure';
+import { adventureStreamId, project, projectorVersion } from '@chronicle/adventure';
+import { playedAdventure } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, encodeSnapshot, toRecorded } from '@chronicle/adventure-store';
 import {
   createDatabase,

@@ -3,9 +3,9 @@ import {
   adventureStreamId,
   EVENT_SCHEMA_VERSIONS,
   LIMITS,
-  narrationCommand,
   type MemoryEvent,
 } from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
-import { memoriesOnPath, narrationCommand, storySummary } from '@chronicle/adventure';
+import { memoriesOnPath, storySummary } from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { ControlPlane, JsonLogger, loadConfig } from '@chronicle/platform';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';

@@ -1,11 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import {
-  adventureStreamId,
-  canonicalJson,
-  createAdventureCommand,
-  narrationCommand,
-  project,
-} from '@chronicle/adventure';
+import { adventureStreamId, canonicalJson, project } from '@chronicle/adventure';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { sql } from 'kysely';

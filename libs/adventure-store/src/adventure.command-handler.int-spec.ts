@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   adventureStreamId,
-  createAdventureCommand,
   decide,
-  narrationCommand,
   TurnInFlightError,
   type AdventureCommand,
   type AdventureState,
 } from '@chronicle/adventure';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository, type StoredEvent } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { sql } from 'kysely';

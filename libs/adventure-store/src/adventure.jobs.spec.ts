@@ -1,4 +1,5 @@
-import { AdventureHistory, narrationCommand, type AdventureEvent } from '@chronicle/adventure';
+import { type AdventureEvent } from '@chronicle/adventure';
+import { AdventureHistory, narrationCommand } from '@chronicle/adventure/testing';
 import { JobName } from '@chronicle/queue';
 import { jobsAfter } from './adventure.jobs';
 

@@ -15,6 +15,3 @@ export * from './memory.queries';
 export * from './memory.decider';
 export { MemoryProjectionError } from './memory.projector';
 export type { NarrativeCorrection } from './narrative.port';
-// Test factories are pure and small; exported so other libs' and apps' tests build histories
-// through the alias (the only way they may import this lib).
-export * from './testing';

@@ -1,12 +1,12 @@
 import {
   activeMemories,
   currentSummary,
-  narrationCommand,
   project,
   memoryCursorDepth,
   type AdventureCommand,
   type AdventureSettings,
 } from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, toRecorded } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createEmbedder, createModelClient, type ModelConfig } from '@chronicle/llm';

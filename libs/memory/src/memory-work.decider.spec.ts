@@ -1,11 +1,11 @@
 import {
-  AdventureHistory,
   InvalidCommandError,
   NotFoundError,
   initialState,
   type AdventureState,
   type MemoryEvent,
 } from '@chronicle/adventure';
+import { AdventureHistory } from '@chronicle/adventure/testing';
 import {
   decideMemoryWork,
   memoryBlocks,

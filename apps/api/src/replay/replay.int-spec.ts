@@ -2,13 +2,8 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomUUID } from 'node:crypto';
 import { AccountsRepository } from '@chronicle/accounts';
-import {
-  canonicalJson,
-  createAdventureCommand,
-  narrationCommand,
-  projectionView,
-  type ProjectionView,
-} from '@chronicle/adventure';
+import { canonicalJson, projectionView, type ProjectionView } from '@chronicle/adventure';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import {
