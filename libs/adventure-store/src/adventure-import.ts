@@ -49,6 +49,7 @@ export interface ParsedImport {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Checks a whole export and prepares its events for `target`; throws ImportRefusedError. */
+// eslint-disable-next-line max-lines-per-function -- one pass over the lines, refusing at the first bad one with its line number; split, each part would need the running state
 export function parseAdventureExport(text: string, target: ImportTarget): ParsedImport {
   const lines = text.split('\n');
   // One trailing newline ends the last line; it is not an empty line of its own.
