@@ -6,7 +6,7 @@ import { narration, ScriptedNarrator } from './support/scripted-narrator';
 
 jest.setTimeout(180_000);
 
-const ADMIN_KEY = 'test-admin-key';
+const ADMIN_KEY = 'test-admin-key-that-is-32-characters';
 const WORKERS: AppName[] = isAppBuilt('memory-worker')
   ? ['context-worker', 'memory-worker']
   : ['context-worker'];

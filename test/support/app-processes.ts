@@ -254,7 +254,7 @@ export function spawnApp(app: AppName, env: Record<string, string>, url?: string
 }
 
 /** The admin key every e2e installation runs with, unless a test sets ADMIN_API_KEY itself. */
-export const E2E_ADMIN_API_KEY = 'e2e-admin-key-not-secret';
+export const E2E_ADMIN_API_KEY = 'e2e-admin-key-not-secret-32-chars-long';
 
 // The API keys of the running test installations, by API base URL, so a client of that URL
 // (see test/e2e/support/chronicle.client.ts) sends them without every test threading them.

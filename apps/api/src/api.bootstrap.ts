@@ -1,51 +1,91 @@
 import { ValidationPipe, type INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LIMITS } from '@chronicle/adventure';
 import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
-import { json, text } from 'express';
+import express, { json, text } from 'express';
+
+interface Router {
+  caseSensitive?: boolean;
+  strict?: boolean;
+}
 import { ApiModule } from './api.module';
+import { AccessGuard } from './auth/access.guard';
 import { errorBody, ErrorFilter } from './http/error.filter';
 import { correlate } from './http/correlation.middleware';
+import { securityHeaders } from './http/security-headers.middleware';
+import {
+  acceptedContentTypes,
+  BodyTooDeepError,
+  refuseDeepJson,
+  validationErrors,
+} from './http/request-body';
+import { PathParamsPipe } from './http/path-params.pipe';
 
 const MB = 1024 * 1024;
 
 export async function startApi(config: AppConfig, logger: JsonLogger): Promise<INestApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule.forRoot(config), {
-    logger,
-    bodyParser: false,
-  });
-  configureHttp(app);
+  const app = await NestFactory.create<NestExpressApplication>(
+    ApiModule.forRoot(config),
+    apiHttpAdapter(),
+    { logger, bodyParser: false },
+  );
+  configureHttp(app, config);
   app.connectMicroservice(controlPlaneTransport(config.redisUrl), { inheritAppConfig: true });
   await app.startAllMicroservices();
   await app.listen(config.port, config.host);
   return app;
 }
 
+/**
+ * The Express instance the API runs on. Its router is made when the adapter is (and takes the
+ * settings in effect then), so a route matches only as it is spelled — /V1/… and /v1/…/ are not
+ * /v1/… — which makes what the access guard read what the router serves.
+ */
+export function apiHttpAdapter(): ExpressAdapter {
+  const instance = express();
+  instance.set('case sensitive routing', true);
+  instance.set('strict routing', true);
+  instance.disable('x-powered-by');
+  return new ExpressAdapter(instance);
+}
+
 /** Everything HTTP-level, shared by `npm start` and the tests that boot the API in-process. */
-export function configureHttp(app: NestExpressApplication): void {
+export function configureHttp(
+  app: NestExpressApplication,
+  config: Pick<AppConfig, 'trustProxy'>,
+): void {
+  const router = (app.getHttpAdapter().getInstance() as { router?: Router }).router;
+  if (!router?.caseSensitive || !router.strict) {
+    // Fail closed: a lenient router serves spellings the guard was not asked about.
+    throw new Error('the API must be created on apiHttpAdapter() (case-sensitive, strict routing)');
+  }
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
   app.use(correlate);
+  app.use(securityHeaders);
+  // Every request is decided before any body is read: nobody without a key costs a parse.
+  app.use(app.get(AccessGuard, { strict: false }).admit);
+  app.use(acceptedContentTypes);
   // Imports carry a whole event log; every other body is small. The limits
   // are named in LIMITS and documented in the README.
   app.use(
     '/v1/adventures/import',
-    json({ limit: LIMITS.importBodyBytes, reviver: refusePrototypeKeys }),
-  );
-  app.use(
-    '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
   );
-  app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys }));
+  app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }));
   app.use(bodyErrors);
   app.useGlobalPipes(
+    new PathParamsPipe(),
     new ValidationPipe({
       whitelist: true,
       forbidNonWhitelisted: true,
       forbidUnknownValues: true,
       transform: true,
       stopAtFirstError: false,
+      exceptionFactory: validationErrors,
     }),
   );
   app.useGlobalFilters(new ErrorFilter());
@@ -96,10 +136,30 @@ function bodyErrors(error: unknown, _req: Request, res: Response, next: NextFunc
     res.status(400).json(errorBody(400, [error.message]));
     return;
   }
-  if (e?.type === 'entity.parse.failed') {
+  if (error instanceof BodyTooDeepError) {
+    res.status(400).json(errorBody(400, error.message));
+    return;
+  }
+  // The parser's own words (positions, tokens, the runtime's messages) stay out of the answer.
+  if (e?.type === 'entity.parse.failed' || e?.type === 'entity.verify.failed') {
     res
       .status(400)
-      .json(errorBody(400, `Request body is not valid JSON: ${e.message ?? 'parse error'}.`));
+      .json(
+        errorBody(
+          400,
+          'Request body is not valid JSON; send one JSON object with Content-Type: application/json.',
+        ),
+      );
+    return;
+  }
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
+    res
+      .status(415)
+      .json(errorBody(415, 'Request body must be UTF-8 (Content-Type: application/json).'));
+    return;
+  }
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+    res.status(e.status).json(errorBody(e.status, 'The request body could not be read.'));
     return;
   }
   next(error);

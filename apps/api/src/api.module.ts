@@ -16,6 +16,7 @@ import { FollowTurnUseCase } from './adventures/follow-turn.use-case';
 import { SubmitActionUseCase } from './adventures/submit-action.use-case';
 import { TurnsController } from './adventures/turns.controller';
 import { TurnsUseCase } from './adventures/turns.use-case';
+import { StreamSlots } from './adventures/stream-slots';
 import { HealthController } from './health/health.controller';
 import { MemoriesModule } from './memories/memories.module';
 
@@ -26,7 +27,11 @@ export class ApiModule {
       module: ApiModule,
       imports: [
         ...adventureInfrastructure(config),
-        TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
+        TurnStreamModule.forRoot({
+          redisUrl: config.redisUrl,
+          prefix: config.queuePrefix,
+          readers: config.turnStreamReaders,
+        }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,
           installation: config.queuePrefix,
@@ -34,7 +39,7 @@ export class ApiModule {
         }),
         MemoriesModule.forRoot(config),
         AuthModule.forRoot(config),
-        ReplayModule,
+        ReplayModule.forRoot(config),
       ],
       controllers: [HealthController, AdventuresController, TurnsController, AdminController],
       providers: [
@@ -46,6 +51,7 @@ export class ApiModule {
         SubmitActionUseCase,
         TurnsUseCase,
         FollowTurnUseCase,
+        StreamSlots,
         ContextPreviewUseCase,
       ],
       exports: [APP_CONFIG],

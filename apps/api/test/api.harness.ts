@@ -39,7 +39,7 @@ export interface ApiReply {
 }
 
 /** The admin key of a harness API; `request` sends it on /v1/admin routes. */
-export const HARNESS_ADMIN_KEY = 'harness-admin-key';
+export const HARNESS_ADMIN_KEY = 'harness-admin-key-of-at-least-32-chars';
 
 export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   return {
@@ -52,6 +52,7 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
     rateLimitTurnsPerMinute: 100_000,
     rateLimitWritesPerMinute: 100_000,
     rateLimitAnonPerMinute: 100_000,
+    rateLimitReadsPerMinute: 100_000,
     ...overrides,
   };
 }

@@ -184,7 +184,9 @@ describe('memories', () => {
     });
     expect(extra.status).toBe(400);
     expect((await api.request('GET', `/v1/adventures/${id}/memories`)).body.memories).toEqual([]);
-    expect((await api.request('GET', `/v1/adventures/nope/memories`)).status).toBe(404);
+    expect((await api.request('GET', `/v1/adventures/${randomUUID()}/memories`)).status).toBe(404);
+    // An id that cannot be an adventure's is a 400 naming the parameter.
+    expect((await api.request('GET', `/v1/adventures/nope/memories`)).status).toBe(400);
   });
 
   it('refuses a memory past memoriesPerAdventure with 422 naming the limit', async () => {

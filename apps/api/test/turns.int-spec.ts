@@ -8,6 +8,7 @@ import { TURN_STREAM_REDIS, TurnStreamPublisher, turnStreamKey } from '@chronicl
 import { readTurnStream } from '@chronicle/testing';
 import type Redis from 'ioredis';
 import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
+import { turnIdFor } from '../src/adventures/turn-id';
 
 let api: ApiHarness;
 
@@ -149,10 +150,11 @@ describe('POST /v1/adventures/:id/actions', () => {
 
     const continueId = randomUUID();
     const cont = await act(id, { type: 'continue', id: continueId });
-    expect(cont.body).toMatchObject({ turnId: continueId, actionId: null });
+    // The turn id is the server's, derived from the client's id in this adventure's namespace.
+    expect(cont.body).toMatchObject({ turnId: turnIdFor(id, continueId), actionId: null });
     const contAgain = await act(id, { type: 'continue', id: continueId });
     expect(contAgain).toMatchObject({ status: 202, body: cont.body });
-    expect((await api.app.get(TurnStreamPublisher).entries(continueId))[0]).toMatchObject({
+    expect((await api.app.get(TurnStreamPublisher).entries(cont.body.turnId))[0]).toMatchObject({
       event: 'player',
       data: { action: null },
     });

@@ -6,6 +6,7 @@ import {
   type AdventureCommand,
   type AdventureState,
   type Keyed,
+  type ModelCallUsage,
   type Usage,
 } from '@chronicle/adventure';
 import {
@@ -55,13 +56,16 @@ export class TurnReleasedError extends Error {
   }
 }
 
+const ONLY_BLOCK =
+  'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
+
 /** The model replied, but with nothing a player can read: worth another attempt. */
 function onlyBlockError(): ModelError {
   return new ModelError({
     kind: 'bad_request',
     retryable: true,
-    message:
-      'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.',
+    message: ONLY_BLOCK,
+    playerMessage: ONLY_BLOCK,
   });
 }
 
@@ -195,8 +199,12 @@ export class NarrateTurnUseCase {
     if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
     const actionId = deterministicEventId(turnId, 'narration-action');
-    // The memories the prompt used are counted with the narration (see RecordNarration); the
-    // memory pass that follows is `jobsAfter`'s to choose.
+    // The memories the prompt used are counted with the narration, and the query's embedding is
+    // paid for with it (see RecordNarration); the memory pass that follows is `jobsAfter`'s.
+    const retrievalUsage =
+      memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
+        ? memories.usage
+        : null;
     const narration: Keyed<AdventureCommand> = {
       type: 'RecordNarration',
       key: deterministicEventId(turnId, 'narrated'),
@@ -207,13 +215,14 @@ export class NarrateTurnUseCase {
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
         reasoning: reasoning || null,
-        usage: done.usage,
+        usage: { ...done.usage, model: done.model },
         model: done.model,
         narrator: this.label.narrator,
         finishReason: done.finishReason,
         contextManifest: contextManifest(built),
         latencyMs,
         memoriesUsed: memories?.used.map((memory) => memory.id) ?? [],
+        retrievalUsage,
       },
     };
     const handled = await this.adventures.handle(
@@ -236,7 +245,12 @@ export class NarrateTurnUseCase {
     const version = handled.state.version;
     // Side by side: the count never fails the turn, and the player need not wait for it.
     await Promise.all([
-      handled.duplicate ? undefined : this.countTokens(handled.state, done.usage),
+      handled.duplicate
+        ? undefined
+        : this.countTokens(handled.state, [
+            { ...done.usage, model: done.model },
+            ...(retrievalUsage ? [retrievalUsage] : []),
+          ]),
       this.stream.publish(turnId, 'done', {
         action: { id: actionId, text: parsed.narration, type: 'ai' },
         turnId,
@@ -284,8 +298,12 @@ export class NarrateTurnUseCase {
     }
     if (!isModelError(error)) {
       this.logger.error({ msg: 'narration failed unexpectedly', error: describeError(error) });
+    } else {
+      // The operator's words (the endpoint, the provider's own) go to the log; the log of
+      // events and the player get the player's.
+      this.logger.warn({ msg: 'narration failed', kind: error.kind, error: error.message });
     }
-    const message = isModelError(error) ? error.message : UNEXPECTED_FAILURE;
+    const message = isModelError(error) ? error.playerMessage : UNEXPECTED_FAILURE;
     await this.recordFailure(input.adventureId, input.turnId, message, input.attempt);
     return { status: 'failed', error: message };
   }
@@ -324,16 +342,17 @@ export class NarrateTurnUseCase {
    * the truth, the counter a shortcut the API's budget check reads). Only a first append counts,
    * and a failure here costs the counter this narration, never the turn.
    */
-  private async countTokens(state: AdventureState, usage: Usage): Promise<void> {
+  private async countTokens(state: AdventureState, usages: ModelCallUsage[]): Promise<void> {
     if (this.label.narrator === 'offline' || !state.ownerId) return;
-    await this.budget
-      .recordNarration(state.ownerId, usage.promptTokens + usage.completionTokens, new Date())
-      .catch((error: unknown) =>
-        this.logger.warn({
-          msg: "could not count the narration's tokens toward the daily budget",
-          error: describeError(error),
-        }),
-      );
+    const ownerId = state.ownerId;
+    await Promise.all(
+      usages.map((usage) => this.budget.recordSpend(ownerId, usage, new Date())),
+    ).catch((error: unknown) =>
+      this.logger.warn({
+        msg: "could not count the narration's tokens toward the daily budget",
+        error: describeError(error),
+      }),
+    );
   }
 
   /** True when an earlier run of this turn already streamed something past the player's entry. */

@@ -150,12 +150,14 @@ describe('the narrate job', () => {
     expect(events[2].data).toMatchObject({
       turnId,
       attempts: 3,
-      message: expect.stringContaining('HTTP 500'),
+      message: expect.stringContaining('internal error'),
     });
+    // The player's words: never the endpoint (MODEL_BASE_URL) or the provider's own message.
+    expect(JSON.stringify(events[2].data)).not.toContain('127.0.0.1');
     const entries = await finishedStream(harness, turnId);
     expect(entries[entries.length - 1]).toMatchObject({
       event: 'error',
-      data: { message: expect.stringContaining('HTTP 500') },
+      data: { message: expect.stringContaining('internal error') },
     });
 
     const next = await act(harness, adventureId, 'do', 'ring it again');

@@ -1,3 +1,4 @@
+import { AccountsModule } from '@chronicle/accounts';
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
@@ -45,6 +46,8 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
       module: MemoryWorkerModule,
       imports: [
         ...adventureInfrastructure(config),
+        // The memory worker's model calls count toward their owner's daily budget.
+        AccountsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         MemoryStoreModule.forRoot({ model: modelConfigOf(config) }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,

@@ -1,7 +1,9 @@
-// Errors the API's one ErrorFilter maps by `kind`: unauthorized → 401, rate_limited → 429 with
-// Retry-After. Messages say what to do, because they reach the client.
+import { DomainError } from '@chronicle/adventure';
 
-export class UnauthorizedError extends Error {
+// Errors the API's one ErrorFilter maps by `kind` (they are DomainErrors): unauthorized → 401,
+// rate_limited → 429 with Retry-After. Messages say what to do, because they reach the client.
+
+export class UnauthorizedError extends DomainError {
   readonly kind = 'unauthorized' as const;
   constructor(message: string) {
     super(message);
@@ -9,7 +11,7 @@ export class UnauthorizedError extends Error {
   }
 }
 
-export class RateLimitedError extends Error {
+export class RateLimitedError extends DomainError {
   readonly kind = 'rate_limited' as const;
   constructor(
     message: string,

@@ -207,15 +207,15 @@ describe('DailyTokenBudget', () => {
     const userId = randomUUID();
     const now = new Date();
     // no counter yet: the worker's count is left for the next check's sum of the log
-    await budget.recordNarration(userId, 40, now);
+    await budget.recordSpend(userId, { model: 'm', promptTokens: 40, completionTokens: 0 }, now);
     expect(await redis.keys(`${prefix}:token-budget:${userId}:*`)).toEqual([]);
 
     await adventure(userId, [{ tokens: [100, 20] }]);
     expect(await budget.usedToday(userId, now)).toBe(120);
     // a narration after the seed: counted, no sum of the log
     await adventure(userId, [{ tokens: [30, 3] }]);
-    await budget.recordNarration(userId, 33, now);
-    await budget.recordNarration(userId, 0, now);
+    await budget.recordSpend(userId, { model: 'm', promptTokens: 33, completionTokens: 0 }, now);
+    await budget.recordSpend(userId, { model: 'm', promptTokens: 0, completionTokens: 0 }, now);
     expect(await budget.usedToday(userId, now)).toBe(153);
     await expect(budget.assertAvailable(userId, 153, now)).rejects.toBeInstanceOf(RateLimitedError);
 

@@ -1,11 +1,15 @@
+import type { ModelCallUsage } from '@chronicle/adventure';
+import { FREE_MODELS } from '@chronicle/llm';
 import type Redis from 'ioredis';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
 
-// A user's model tokens per UTC day. The log is the truth: every Narrated event of their
-// adventures since midnight UTC carries the provider's usage (the offline narrator costs nothing
-// and is not counted). Summing it is a join over all of the user's adventures, too much for every
+// A user's model tokens per UTC day. The log is the truth: every event that records a model
+// call's result carries its usage in `data.usage` (Narrated, MemoryWritten, SummaryWritten, and
+// ModelUsageRecorded for calls with no other event: embeddings, unusable replies, a failed
+// regeneration's answered chunks); `sumUserUsage` adds them up. The offline narrator and
+// embedder cost nothing and are not counted, nor are events an import brought in. Summing it is a join over all of the user's adventures, too much for every
 // turn, so the check reads a counter in Redis (shared by every API instance) that is derived from
 // the log:
 // - on a miss (the first turn of the day, or Redis lost the key) the API sums the log and seeds
@@ -65,11 +69,13 @@ export class DailyTokenBudget {
   }
 
   /**
-   * Counts a narration just appended to the log (the context worker, after its append). A day
-   * without a counter yet is left alone: the next check sums the log, this narration included.
+   * Counts a model call whose usage was just appended to the log (the workers and the API, after
+   * their append). A day without a counter yet is left alone: the next check sums the log, this
+   * call included. Free models are not counted.
    */
-  async recordNarration(userId: string, tokens: number, now: Date): Promise<void> {
-    if (!this.redis || !(tokens > 0)) return;
+  async recordSpend(userId: string, usage: ModelCallUsage, now: Date): Promise<void> {
+    const tokens = usage.promptTokens + usage.completionTokens;
+    if (!this.redis || !(tokens > 0) || FREE_MODELS.includes(usage.model)) return;
     await this.redis.eval(
       ADD_IF_COUNTED,
       1,
@@ -80,18 +86,9 @@ export class DailyTokenBudget {
 
   /** The day's tokens as the log records them: the truth the counter is derived from. */
   async sumFromLog(userId: string, now: Date): Promise<number> {
-    const { start } = utcDay(now);
-    const result = await sql<{ used: string | null }>`
-      SELECT sum(
-        coalesce((n.data -> 'usage' ->> 'promptTokens')::bigint, 0) +
-        coalesce((n.data -> 'usage' ->> 'completionTokens')::bigint, 0)
-      ) AS used
-      FROM events c
-      JOIN events n ON n.stream_id = c.stream_id AND n.type = 'Narrated' AND n.recorded_at >= ${start}
-      WHERE c.type = 'AdventureCreated' AND c.data ->> 'ownerId' = ${userId}
-        AND n.data ->> 'narrator' IS DISTINCT FROM 'offline'
-    `.execute(this.db);
-    return Number(result.rows[0]?.used ?? 0);
+    const { start, resetsAt } = utcDay(now);
+    const usage = await sumUserUsage(this.db, userId, { from: start, to: resetsAt });
+    return usage.promptTokens + usage.completionTokens;
   }
 
   /**
@@ -112,4 +109,94 @@ export class DailyTokenBudget {
   private counterKey(userId: string, now: Date): string {
     return `${this.prefix}:token-budget:${userId}:${utcDay(now).start.toISOString().slice(0, 10)}`;
   }
+}
+
+/** The event types whose `data.usage` records a model call's cost. */
+export const USAGE_EVENT_TYPES = [
+  'Narrated',
+  'MemoryWritten',
+  'SummaryWritten',
+  'ModelUsageRecorded',
+] as const;
+
+export interface UsageLine {
+  model: string;
+  /** narration, memory, summary, embedding or retrieval */
+  purpose: string;
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+export interface UsageTotals {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  /** One line per model and purpose, largest spend first. */
+  lines: UsageLine[];
+}
+
+/**
+ * Every model call a user paid for in [from, to), summed from the log: the one reading of usage
+ * that the daily budget (and the cost ledger) build on. Free models (the offline narrator and
+ * embedder) and imported events are left out: an import carries someone's history, not today's
+ * spending. A Narrated event written before usage named its model names it in `data.model`.
+ */
+export async function sumUserUsage(
+  db: Kysely<Database>,
+  userId: string,
+  window: { from: Date; to?: Date },
+): Promise<UsageTotals> {
+  const to = window.to ?? new Date('9999-12-31T00:00:00Z');
+  const result = await sql<{
+    model: string;
+    purpose: string;
+    calls: string;
+    prompt: string;
+    completion: string;
+    cached: string;
+  }>`
+    SELECT u.model, u.purpose, count(*) AS calls,
+      sum(u.prompt) AS prompt, sum(u.completion) AS completion, sum(u.cached) AS cached
+    FROM (
+      SELECT
+        coalesce(n.data -> 'usage' ->> 'model', n.data ->> 'model', '') AS model,
+        CASE n.type
+          WHEN 'Narrated' THEN 'narration'
+          WHEN 'MemoryWritten' THEN 'memory'
+          WHEN 'SummaryWritten' THEN 'summary'
+          ELSE coalesce(n.data ->> 'purpose', 'other')
+        END AS purpose,
+        coalesce((n.data -> 'usage' ->> 'promptTokens')::bigint, 0) AS prompt,
+        coalesce((n.data -> 'usage' ->> 'completionTokens')::bigint, 0) AS completion,
+        coalesce((n.data -> 'usage' ->> 'cachedTokens')::bigint, 0) AS cached
+      FROM events c
+      JOIN events n ON n.stream_id = c.stream_id
+        AND n.type IN (${sql.join([...USAGE_EVENT_TYPES])})
+        AND n.recorded_at >= ${window.from} AND n.recorded_at < ${to}
+      WHERE c.type = 'AdventureCreated' AND c.data ->> 'ownerId' = ${userId}
+        AND n.data ? 'usage'
+        AND n.data ->> 'narrator' IS DISTINCT FROM 'offline'
+        AND NOT (coalesce(n.metadata, '{}'::jsonb) ? 'importedFrom')
+    ) u
+    WHERE u.model <> ALL(${sql.val([...FREE_MODELS])}::text[])
+    GROUP BY u.model, u.purpose
+  `.execute(db);
+  const lines = result.rows
+    .map((row) => ({
+      model: row.model,
+      purpose: row.purpose,
+      calls: Number(row.calls),
+      promptTokens: Number(row.prompt),
+      completionTokens: Number(row.completion),
+      cachedTokens: Number(row.cached),
+    }))
+    .sort((a, b) => b.promptTokens + b.completionTokens - (a.promptTokens + a.completionTokens));
+  return {
+    promptTokens: lines.reduce((sum, line) => sum + line.promptTokens, 0),
+    completionTokens: lines.reduce((sum, line) => sum + line.completionTokens, 0),
+    cachedTokens: lines.reduce((sum, line) => sum + line.cachedTokens, 0),
+    lines,
+  };
 }

@@ -1,26 +1,30 @@
 import {
   adventureStreamId,
+  checkRecordedEvent,
   evolveInPlace,
+  EVENT_SCHEMA_VERSIONS,
   initialState,
   InvalidCommandError,
   isAdventureEventType,
   projectFrom,
   upcast,
-  type AdventureCreatedData,
+  type AdventureEvent,
   type AdventureState,
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
-import { EventStoreRepository, type NewEvent, type OutboxJob } from '@chronicle/event-store';
-import { JobName, outboxRow } from '@chronicle/queue';
+import { createHash } from 'node:crypto';
+import { EventStoreRepository, type NewEvent } from '@chronicle/event-store';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportHeader } from './adventure-export';
 
 // Reads an export back as a new adventure. The whole file is checked before anything is
-// written — each line parsed, each event upcast and folded through the projector — so a bad
-// file is refused with the line that is wrong and the store never holds half an adventure.
-// The new adventure gets a new id and its importer as owner (both live in AdventureCreated);
-// every other id (actions, turns, events, memories) is kept, so the story tree holds. The log
-// is written in one append, as it was stored: schema versions and data unchanged apart from
-// those two fields.
+// written — each line parsed, each event upcast, held to the same field checks, limits and
+// decider preconditions as the live API (checkRecordedEvent) and folded through the projector —
+// so a bad file is refused with the line and the field that are wrong, and the store never holds
+// half an adventure. The new adventure gets a new id and its importer as owner (both live in
+// AdventureCreated), and its turns new ids in its own namespace (`turnIdOf`), so no imported
+// value names another adventure's turn stream or job; every other id (actions, events,
+// memories) is kept, so the story tree holds. A turn in flight when the export was taken is
+// closed here as failed: its job belongs to the other installation (or adventure).
 
 /** A refused import: 400, naming the line (1 is the header) and what is wrong with it. */
 export class ImportRefusedError extends InvalidCommandError {
@@ -36,7 +40,15 @@ export class ImportRefusedError extends InvalidCommandError {
 export interface ImportTarget {
   adventureId: string;
   ownerId: string;
+  /** The new adventure's id for an exported turn id (the API's turnIdFor; default: unchanged). */
+  turnIdOf?: (turnId: string) => string;
+  /** Refuses a settings.model the installation does not offer (throws with a message). */
+  checkModel?: (model: string) => void;
 }
+
+/** Why an imported turn that was in flight ends as failed. */
+export const IMPORTED_IN_FLIGHT_MESSAGE =
+  'this turn was still being narrated when the adventure was exported; it was not narrated here — retry it, or act again';
 
 export interface ParsedImport {
   header: ExportHeader;
@@ -108,15 +120,29 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
     }
     if (index > 1 && type === 'AdventureCreated') refuse('AdventureCreated may only come first');
 
+    const renamed =
+      target.turnIdOf && typeof (data as { turnId?: unknown }).turnId === 'string'
+        ? { ...(data as object), turnId: target.turnIdOf((data as { turnId: string }).turnId) }
+        : data;
     const stored =
       type === 'AdventureCreated'
-        ? { ...(data as object), adventureId: target.adventureId, ownerId: target.ownerId }
-        : data;
+        ? { ...(renamed as object), adventureId: target.adventureId, ownerId: target.ownerId }
+        : renamed;
     let current: unknown;
     try {
       current = upcast(type as string, schemaVersion as number, stored);
     } catch (error) {
       refuse(messageOf(error));
+    }
+    try {
+      const recorded = { type, data: current } as AdventureEvent;
+      checkRecordedEvent(recorded, draft);
+      const model = (current as { settings?: { model?: unknown } }).settings?.model;
+      if (target.checkModel && typeof model === 'string' && model !== '') {
+        target.checkModel(model);
+      }
+    } catch (error) {
+      refuse(`${type as string}: ${messageOf(error)}`);
     }
     try {
       evolveInPlace(draft, { type, data: current, version: index } as RecordedAdventureEvent);
@@ -137,7 +163,32 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
       },
     });
   }
+  // A turn in flight at export time is closed as failed, in the same append: never re-enqueued
+  // (its job id belongs to where it came from), and the new adventure takes actions at once.
+  if (draft.inFlight) {
+    const failed: AdventureEvent = {
+      type: 'NarrationFailed',
+      data: { turnId: draft.inFlight.turnId, message: IMPORTED_IN_FLIGHT_MESSAGE, attempts: 0 },
+    };
+    const version = draft.version + 1;
+    evolveInPlace(draft, { ...failed, version } as RecordedAdventureEvent);
+    events.push({
+      id: importedEventId(target.adventureId, draft.version),
+      type: failed.type,
+      schemaVersion: EVENT_SCHEMA_VERSIONS[failed.type],
+      data: failed.data,
+      metadata: { importedFrom: { adventureId: header.adventureId }, closedOnImport: true },
+    });
+  }
   return { header, events, state: projectFrom(draft, []) };
+}
+
+/** A log longer than this is not one the API could have written in a sane time. */
+export const MAX_IMPORT_EVENTS = 200_000;
+
+function importedEventId(adventureId: string, version: number): string {
+  const hex = createHash('sha1').update(`${adventureId}:closed-on-import:${version}`).digest('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 function parseHeader(line: string): ExportHeader {
@@ -165,6 +216,9 @@ function parseHeader(line: string): ExportHeader {
   if (!Number.isInteger(header.events) || (header.events as number) < 1) {
     refuse('"events" must be the number of event lines (at least 1)');
   }
+  if ((header.events as number) > MAX_IMPORT_EVENTS) {
+    refuse(`"events": an import holds at most ${MAX_IMPORT_EVENTS} events`);
+  }
   if (!Number.isInteger(header.projectorVersion)) refuse('"projectorVersion" is missing');
   return header as unknown as ExportHeader;
 }
@@ -186,9 +240,8 @@ export interface ImportedAdventure {
 
 /**
  * Validates `text` completely, then writes the new adventure's log in one append. A turn that
- * was in flight when the export was taken is narrated again here (its job goes through the
- * outbox with the append), so the imported adventure is never stuck waiting for a job that
- * exists only in the old installation.
+ * was in flight when the export was taken is closed as failed (parseAdventureExport), so the
+ * imported adventure is never stuck waiting for a job that exists only where it came from.
  */
 export async function importAdventure(
   eventStore: EventStoreRepository,
@@ -196,23 +249,13 @@ export async function importAdventure(
   target: ImportTarget & { actor: string },
 ): Promise<ImportedAdventure> {
   const parsed = parseAdventureExport(text, target);
-  const created = parsed.events[0].data as AdventureCreatedData;
-  const inFlight = parsed.state.inFlight;
-  const outbox: OutboxJob[] = inFlight
-    ? [
-        outboxRow({
-          jobName: JobName.NarrateTurn,
-          payload: { adventureId: created.adventureId, turnId: inFlight.turnId },
-        }),
-      ]
-    : [];
   await eventStore.appendToStream(
     adventureStreamId(target.adventureId),
     parsed.events.map((event) => ({
       ...event,
       metadata: { ...event.metadata, importedBy: target.actor },
     })),
-    { expectedVersion: 'no_stream', outbox },
+    { expectedVersion: 'no_stream' },
   );
   return {
     adventureId: target.adventureId,

@@ -9,6 +9,8 @@ import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type {
   AdventureSettings,
   InputType,
+  ModelCallPurpose,
+  ModelCallUsage,
   Narrator,
   Persona,
   StoryCard,
@@ -94,11 +96,18 @@ export type RecordNarration = {
      * cannot count twice.
      */
     memoriesUsed?: string[];
+    /** What embedding the retrieval query cost: paid for with the turn, in the same append. */
+    retrievalUsage?: ModelCallUsage | null;
   };
 };
 export type RecordNarrationFailure = {
   type: 'RecordNarrationFailure';
   data: { turnId: string; error: string; attempts: number };
+};
+/** A model call no other event records (an embedding batch, a reply that could not be used). */
+export type RecordModelUsage = {
+  type: 'RecordModelUsage';
+  data: { purpose: ModelCallPurpose; usage: ModelCallUsage; turnId?: string };
 };
 export type CancelTurn = { type: 'CancelTurn'; data: { turnId: string } };
 export type Undo = { type: 'Undo'; data: Record<string, never> };
@@ -133,6 +142,7 @@ export type AdventureCommand =
   | RequestRetry
   | RecordNarration
   | RecordNarrationFailure
+  | RecordModelUsage
   | CancelTurn
   | Undo
   | Redo

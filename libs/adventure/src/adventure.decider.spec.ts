@@ -300,11 +300,46 @@ describe('adventure decider', () => {
       });
     });
 
+    it("given the retrieval query's embedding cost, when the narration is recorded, then it is paid for in the same append", () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      const usage = { model: 'embed', promptTokens: 12, completionTokens: 0 };
+      const command = narrationCommand(turnId, 'n1');
+      const events = decideOnce(
+        { ...command, data: { ...command.data, retrievalUsage: usage } },
+        history,
+      );
+      expect(events[1]).toEqual({
+        type: 'ModelUsageRecorded',
+        data: { purpose: 'retrieval', usage, turnId },
+      });
+    });
+
     it('given no memories used, when the narration is recorded, then only the narration is appended', () => {
       const history = AdventureHistory.create();
       const { turnId } = history.act('do', 'walk north');
       const events = decideOnce(narrationCommand(turnId, 'n1', { memoriesUsed: [] }), history);
       expect(events.map((event) => event.type)).toEqual(['Narrated']);
+    });
+  });
+
+  describe('RecordModelUsage', () => {
+    const usage = { model: 'm', promptTokens: 30, completionTokens: 5 };
+
+    it('given an adventure, when a call no other event records is reported, then it is recorded', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'RecordModelUsage', data: { purpose: 'embedding', usage } })
+        .then([{ type: 'ModelUsageRecorded', data: { purpose: 'embedding', usage } }]);
+    });
+
+    it('given a call that cost nothing, or no adventure, when reported, then nothing is recorded', () => {
+      const free = { model: 'offline-embedder', promptTokens: 0, completionTokens: 0 };
+      given(AdventureHistory.create())
+        .when({ type: 'RecordModelUsage', data: { purpose: 'embedding', usage: free } })
+        .then([]);
+      given([])
+        .when({ type: 'RecordModelUsage', data: { purpose: 'memory', usage } })
+        .then([]);
     });
   });
 

@@ -2,7 +2,12 @@
 // What happens when a command meets an adventure: the events to append, or a typed domain error.
 // Pure: the state comes from the projector, ids and token counts from the caller.
 
-import type { AdventureCommand, DecideContext, StoryCardInput } from './adventure.commands';
+import type {
+  AdventureCommand,
+  DecideContext,
+  RecordModelUsage,
+  StoryCardInput,
+} from './adventure.commands';
 import {
   ConflictError,
   InvalidCommandError,
@@ -57,6 +62,7 @@ export function decide(
   context: DecideContext,
 ): AdventureEvent[] {
   if (command.type === 'CreateAdventure') return create(command.data, state, context);
+  if (command.type === 'RecordModelUsage') return modelUsage(command.data, state);
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
   const count = (text: string) => context.countTokens(text, state.settings.encoding);
 
@@ -168,6 +174,9 @@ export function decide(
           },
         },
         ...memoriesUsed(d.turnId, d.memoriesUsed),
+        ...(d.retrievalUsage
+          ? modelUsage({ purpose: 'retrieval', usage: d.retrievalUsage, turnId: d.turnId }, state)
+          : []),
       ];
     }
 
@@ -309,6 +318,25 @@ export function decide(
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
     }
   }
+}
+
+/**
+ * The log holds every token a user was charged: a call no other event records is its own
+ * event. A call that cost nothing (the offline narrator or embedder), or one made for an
+ * adventure that no longer exists, records nothing.
+ */
+function modelUsage(data: RecordModelUsage['data'], state: AdventureState): AdventureEvent[] {
+  if (state.id === null || data.usage.promptTokens + data.usage.completionTokens <= 0) return [];
+  return [
+    {
+      type: 'ModelUsageRecorded',
+      data: {
+        purpose: data.purpose,
+        usage: data.usage,
+        ...(data.turnId !== undefined && { turnId: data.turnId }),
+      },
+    },
+  ];
 }
 
 function memoriesUsed(turnId: string, memoryIds: readonly string[] | undefined): MemoriesUsed[] {

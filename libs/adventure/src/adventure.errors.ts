@@ -1,7 +1,17 @@
 // Domain errors carry a `kind` so one exception filter maps them all: conflict → 409,
-// not_found → 404, invalid → 400, limit → 422. Messages say what to fix, because they reach the player.
+// not_found → 404, invalid → 400, limit and unprocessable → 422, unauthorized → 401,
+// rate_limited → 429. Only subclasses of DomainError are mapped by kind: any other object that
+// happens to have a `kind` (a provider's error, say) is a 500 whose details stay in the log.
+// Messages say what to fix, because they reach the player.
 
-export type DomainErrorKind = 'conflict' | 'not_found' | 'invalid' | 'limit';
+export type DomainErrorKind =
+  | 'conflict'
+  | 'not_found'
+  | 'invalid'
+  | 'limit'
+  | 'unprocessable'
+  | 'unauthorized'
+  | 'rate_limited';
 
 export abstract class DomainError extends Error {
   abstract readonly kind: DomainErrorKind;
@@ -37,6 +47,18 @@ export class LimitExceededError extends DomainError {
   constructor(message: string) {
     super(message);
     this.name = 'LimitExceededError';
+  }
+}
+
+/**
+ * The request is well-formed but cannot be done as asked (422): an idempotency key resent with
+ * another body, a model the installation does not allow.
+ */
+export class UnprocessableError extends DomainError {
+  readonly kind = 'unprocessable' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnprocessableError';
   }
 }
 

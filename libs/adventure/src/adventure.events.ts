@@ -76,6 +76,30 @@ export interface Usage {
   promptTokens: number;
   completionTokens: number;
   cachedTokens: number;
+  /** The model that answered; Narrated events before it was recorded here name it in data.model. */
+  model?: string;
+}
+
+/**
+ * What one model call cost, as every event recording a model call's result carries it in
+ * `data.usage` (Narrated, MemoryWritten, SummaryWritten, ModelUsageRecorded). The daily budget
+ * and the cost ledger sum these from the log.
+ */
+export interface ModelCallUsage {
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens?: number;
+}
+
+/** What a model call with no other event to record it was for. */
+export type ModelCallPurpose = 'narration' | 'memory' | 'summary' | 'embedding' | 'retrieval';
+
+export interface ModelUsageRecordedData {
+  purpose: ModelCallPurpose;
+  usage: ModelCallUsage;
+  /** The turn the call served (a turn's query embedding), when it served one. */
+  turnId?: string;
 }
 
 export interface AdventureCreatedData extends AdventureFields {
@@ -163,6 +187,11 @@ export type StateEventRetconned = {
   type: 'StateEventRetconned';
   data: { actionId: string; index: number };
 };
+/**
+ * A model call paid for that no other event records: embeddings, a regeneration or a memory
+ * whose reply was unusable. Changes nothing in the projection; it is there to be summed.
+ */
+export type ModelUsageRecorded = { type: 'ModelUsageRecorded'; data: ModelUsageRecordedData };
 
 export type AdventureEvent =
   | AdventureCreated
@@ -180,6 +209,7 @@ export type AdventureEvent =
   | ActionErased
   | NarrativeStateCorrected
   | StateEventRetconned
+  | ModelUsageRecorded
   | MemoryEvent;
 
 export type AdventureEventType = AdventureEvent['type'];
@@ -207,6 +237,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   ActionErased: 1,
   NarrativeStateCorrected: 1,
   StateEventRetconned: 1,
+  ModelUsageRecorded: 1,
   ...MEMORY_EVENT_SCHEMA_VERSIONS,
 };
 

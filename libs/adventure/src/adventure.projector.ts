@@ -501,6 +501,10 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
       return;
     }
 
+    // A cost, not a change to the story: only the version moves.
+    case 'ModelUsageRecorded':
+      return;
+
     default: {
       const unknown: { type: string } = event;
       throw new ProjectionError(

@@ -15,3 +15,4 @@ export * from './memory.queries';
 export * from './memory.decider';
 export { MemoryProjectionError } from './memory.projector';
 export type { NarrativeCorrection } from './narrative.port';
+export * from './event.validation';

@@ -1,3 +1,5 @@
+import type { ModelCallUsage } from './adventure.events';
+
 // The memory bank's and the summarizer's facts. Model output is a fact: a memory or a summary
 // version is written once, as an event, so a replay rebuilds them without calling a model. Use
 // counts come from `MemoriesUsed`, which only a real turn appends (beside its `Narrated`).
@@ -13,6 +15,8 @@ export interface MemoryWrittenData {
   /** The block's last action (a worker memory) or the head (a hand-written one). */
   anchorActionId: string;
   createdBy: MemoryAuthor;
+  /** What the worker's model call cost; absent for a hand-written memory (and before it was recorded). */
+  usage?: ModelCallUsage;
 }
 
 export interface SummaryWrittenData {
@@ -26,6 +30,8 @@ export interface SummaryWrittenData {
   handEdited: boolean;
   /** A player's edit at the current version's anchor rewrites that version in place. */
   replacesSummaryId: string | null;
+  /** What the model calls that wrote it cost; absent for a player's edit (and before it was recorded). */
+  usage?: ModelCallUsage;
 }
 
 export type MemoryWritten = { type: 'MemoryWritten'; data: MemoryWrittenData };

@@ -1,8 +1,12 @@
 export type ExpectedVersion = number | 'no_stream' | 'any';
 
-/** The stream is not at the version the caller decided against (the API answers 409). */
+/**
+ * The stream is not at the version the caller decided against. Callers reload and decide again;
+ * one that outlasts its retries reaches the API, which answers 409 by this kind.
+ */
 export class StreamVersionConflictError extends Error {
   override readonly name = 'StreamVersionConflictError';
+  readonly kind = 'conflict' as const;
 
   constructor(
     readonly streamId: string,
@@ -22,6 +26,7 @@ export class StreamVersionConflictError extends Error {
  */
 export class EventIdReuseError extends Error {
   override readonly name = 'EventIdReuseError';
+  readonly kind = 'conflict' as const;
 
   constructor(readonly streamId: string) {
     super(

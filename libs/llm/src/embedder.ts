@@ -1,9 +1,21 @@
+import type { ModelUsage } from './model-client.types';
+
+/** One embedding call's answer: the vectors, and what the provider says it cost. */
+export interface Embeddings {
+  /** one vector per text, in the same order */
+  vectors: number[][];
+  /** prompt tokens of every request made (completion tokens are always 0) */
+  usage: ModelUsage;
+  /** the model the provider says answered */
+  model: string;
+}
+
 /** Turns texts into vectors; one vector per text, in the same order. */
 export interface Embedder {
   /** recorded beside each vector, so changing the model re-embeds */
   readonly model: string;
   readonly dimensions?: number;
-  embed(texts: string[]): Promise<number[][]>;
+  embed(texts: string[]): Promise<Embeddings>;
 }
 
 /** Cosine similarity; vectors of different lengths (another model's) score 0, as in the seed. */

@@ -14,7 +14,7 @@ export {
   type OpenAiModelClientOptions,
 } from './openai-model.client';
 export { OFFLINE_MODEL, OfflineNarrator, knownEntities, offlineReply } from './offline.narrator';
-export { cosineSimilarity, type Embedder } from './embedder';
+export { cosineSimilarity, type Embedder, type Embeddings } from './embedder';
 export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai.embedder';
 export { OFFLINE_EMBEDDING_MODEL, OfflineEmbedder, offlineEmbedding } from './offline.embedder';
 export {
@@ -23,3 +23,4 @@ export {
   isOfflineConfig,
   modelConfigOf,
 } from './model-client.factory';
+export { FREE_MODELS } from './free-models';

@@ -13,20 +13,40 @@ export type ModelErrorKind =
 
 export interface ModelErrorInit {
   kind: ModelErrorKind;
+  /** For the operator and the logs: may name MODEL_BASE_URL and quote the provider. */
   message: string;
+  /** For the player: never names the endpoint or quotes the provider (default: by kind). */
+  playerMessage?: string;
   retryable: boolean;
   retryAfterMs?: number;
   status?: number;
 }
 
+// What a player is told, by kind, where the operator's message may name the endpoint or quote
+// the provider. Kinds whose operator message holds neither (timeout, cut, cancelled) tell the
+// player the same words.
+const PLAYER_MESSAGES: Partial<Record<ModelErrorKind, string>> = {
+  auth: "The model provider refused this installation's credentials; the operator has to fix the model configuration.",
+  not_found:
+    "The model this adventure names is not available from the provider; choose another in the adventure's settings, or ask the operator.",
+  rate_limited:
+    "The model provider is busy, or this installation's quota with it is used up; try again later.",
+  unreachable: 'The model provider could not be reached; try again later.',
+  server: 'The model provider had an internal error; try again.',
+  bad_request:
+    "The model provider refused the request (it may be too long for the model, or a setting unsupported); try again or change the adventure's model settings.",
+};
+
 /**
  * A model failure in words a player or operator can act on. It never holds
  * the provider's error object (whose message may echo part of the key), only
- * scrubbed text, so it is safe to log, serialise and put in an event.
+ * scrubbed text, so it is safe to log and serialise; what reaches a player (an
+ * event, an HTTP answer, a stream frame) is `playerMessage`.
  */
 export class ModelError extends Error {
   override readonly name = 'ModelError';
   readonly kind: ModelErrorKind;
+  readonly playerMessage: string;
   readonly retryable: boolean;
   readonly retryAfterMs?: number;
   readonly status?: number;
@@ -34,6 +54,7 @@ export class ModelError extends Error {
   constructor(init: ModelErrorInit) {
     super(init.message);
     this.kind = init.kind;
+    this.playerMessage = init.playerMessage ?? PLAYER_MESSAGES[init.kind] ?? init.message;
     this.retryable = init.retryable;
     if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs;
     if (init.status !== undefined) this.status = init.status;

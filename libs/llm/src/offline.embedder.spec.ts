@@ -19,7 +19,8 @@ describe('OfflineEmbedder', () => {
   const embedder = new OfflineEmbedder();
 
   it('names its model and gives unit vectors of 256 dimensions', async () => {
-    const [vector] = await embedder.embed(['Mira hides the brass key in the lighthouse.']);
+    const [vector] = (await embedder.embed(['Mira hides the brass key in the lighthouse.']))
+      .vectors;
     expect(embedder.model).toBe(OFFLINE_EMBEDDING_MODEL);
     expect(vector).toHaveLength(256);
     expect(Math.hypot(...vector)).toBeCloseTo(1, 10);
@@ -28,26 +29,29 @@ describe('OfflineEmbedder', () => {
   it('is deterministic', async () => {
     const texts = ['The storm broke over the harbor.', 'Mira laughed.'];
     expect(await embedder.embed(texts)).toEqual(await new OfflineEmbedder().embed(texts));
+    expect((await embedder.embed(texts)).usage).toMatchObject({ promptTokens: 0 });
   });
 
   it('ranks a text sharing words above an unrelated one', async () => {
-    const [query, related, unrelated] = await embedder.embed([
-      'Mira and the brass key at the lighthouse',
-      'Mira gave the player a brass key to the lighthouse lamp room.',
-      'The merchant guild raised taxes on grain in the capital.',
-    ]);
+    const [query, related, unrelated] = (
+      await embedder.embed([
+        'Mira and the brass key at the lighthouse',
+        'Mira gave the player a brass key to the lighthouse lamp room.',
+        'The merchant guild raised taxes on grain in the capital.',
+      ])
+    ).vectors;
     expect(cosineSimilarity(query, related)).toBeGreaterThan(
       cosineSimilarity(query, unrelated) + 0.2,
     );
   });
 
   it('lets word forms share weight through trigrams', async () => {
-    const [boat, boats, castle] = await embedder.embed(['boat', 'boats', 'castle']);
+    const [boat, boats, castle] = (await embedder.embed(['boat', 'boats', 'castle'])).vectors;
     expect(cosineSimilarity(boat, boats)).toBeGreaterThan(cosineSimilarity(boat, castle));
   });
 
   it('gives an empty text a zero vector rather than NaN', async () => {
-    const [vector] = await embedder.embed(['']);
+    const [vector] = (await embedder.embed([''])).vectors;
     expect(vector.every((x) => x === 0)).toBe(true);
   });
 });

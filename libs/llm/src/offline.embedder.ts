@@ -1,4 +1,4 @@
-import type { Embedder } from './embedder';
+import type { Embedder, Embeddings } from './embedder';
 
 export const OFFLINE_EMBEDDING_MODEL = 'offline-hash-256';
 const DIMENSIONS = 256;
@@ -49,7 +49,12 @@ export class OfflineEmbedder implements Embedder {
   readonly model = OFFLINE_EMBEDDING_MODEL;
   readonly dimensions = DIMENSIONS;
 
-  async embed(texts: string[]): Promise<number[][]> {
-    return texts.map(offlineEmbedding);
+  /** Free: no provider, so the usage is zero. */
+  async embed(texts: string[]): Promise<Embeddings> {
+    return {
+      vectors: texts.map(offlineEmbedding),
+      usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 },
+      model: this.model,
+    };
   }
 }

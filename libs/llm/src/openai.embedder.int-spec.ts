@@ -18,7 +18,7 @@ describe('OpenAiEmbedder against an OpenAI-compatible server', () => {
     const embedder = new OpenAiEmbedder({ baseURL, apiKey: API_KEY, model: 'embed-small' });
     const texts = Array.from({ length: 70 }, (_, i) => `memory number ${i}`);
 
-    const vectors = await embedder.embed(texts);
+    const { vectors, usage } = await embedder.embed(texts);
 
     const requests = server.requestsTo('/v1/embeddings');
     expect(requests.map((r) => r.body.input.length)).toEqual([32, 32, 6]);
@@ -27,15 +27,17 @@ describe('OpenAiEmbedder against an OpenAI-compatible server', () => {
       requests.every((r) => r.body.model === 'embed-small' && r.body.encoding_format === 'float'),
     ).toBe(true);
     expect(vectors).toHaveLength(70);
+    // the fake server reports one prompt token per input: every batch's usage is summed
+    expect(usage).toEqual({ promptTokens: 70, completionTokens: 0, cachedTokens: 0 });
     expect(vectors.every((v) => v.length === 8)).toBe(true);
     // equal texts get equal vectors, so the order is checkable against a second call
-    const [again] = await embedder.embed([texts[40]]);
+    const [again] = (await embedder.embed([texts[40]])).vectors;
     expect(again).toEqual(vectors[40]);
   });
 
   it('sends nothing for no texts', async () => {
     const embedder = new OpenAiEmbedder({ baseURL, apiKey: API_KEY, model: 'embed-small' });
-    expect(await embedder.embed([])).toEqual([]);
+    expect((await embedder.embed([])).vectors).toEqual([]);
     expect(server.requests).toHaveLength(0);
   });
 

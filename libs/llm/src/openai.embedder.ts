@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 
-import type { Embedder } from './embedder';
+import type { Embedder, Embeddings } from './embedder';
 import { toModelError, type ErrorContext } from './model.error';
 import { MODEL_DEFAULTS } from './model-client.types';
 import { boundedCall } from './openai-model.client';
@@ -39,15 +39,22 @@ export class OpenAiEmbedder implements Embedder {
     });
   }
 
-  async embed(texts: string[]): Promise<number[][]> {
+  async embed(texts: string[]): Promise<Embeddings> {
     const vectors: number[][] = [];
+    let promptTokens = 0;
+    let model = this.model;
     for (let start = 0; start < texts.length; start += this.batchSize) {
-      vectors.push(...(await this.embedBatch(texts.slice(start, start + this.batchSize))));
+      const batch = await this.embedBatch(texts.slice(start, start + this.batchSize));
+      vectors.push(...batch.vectors);
+      promptTokens += batch.promptTokens;
+      model = batch.model;
     }
-    return vectors;
+    return { vectors, usage: { promptTokens, completionTokens: 0, cachedTokens: 0 }, model };
   }
 
-  private async embedBatch(batch: string[]): Promise<number[][]> {
+  private async embedBatch(
+    batch: string[],
+  ): Promise<{ vectors: number[][]; promptTokens: number; model: string }> {
     const ctx: ErrorContext = {
       model: this.model,
       operation: 'embeddings',
@@ -79,7 +86,14 @@ export class OpenAiEmbedder implements Embedder {
           ctx,
         );
       }
-      return byIndex.map((item) => Array.from(item.embedding));
+      return {
+        vectors: byIndex.map((item) => Array.from(item.embedding)),
+        // A server that reports no usage is counted by its inputs' length: never free.
+        promptTokens:
+          response.usage?.prompt_tokens ??
+          batch.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0),
+        model: response.model || this.model,
+      };
     } catch (error) {
       call.throwIfStopped(ctx);
       throw toModelError(error, ctx);

@@ -1,6 +1,11 @@
 // The context worker's retrieval: the memories a turn's prompt carries. Never fails a turn: a
 // failed query embedding is reported as the result's error, with the pinned memories still used.
-import { activeMemories, storyTail, type AdventureState } from '@chronicle/adventure';
+import {
+  activeMemories,
+  storyTail,
+  type AdventureState,
+  type ModelCallUsage,
+} from '@chronicle/adventure';
 import type { AdventureCommandHandler } from '@chronicle/adventure-store';
 import type { Embedder } from '@chronicle/llm';
 import {
@@ -15,6 +20,8 @@ import type { VectorCache } from './vector.cache';
 export interface RetrievalResult {
   used: RankedMemory[];
   error?: string;
+  /** What the query's embedding cost; the turn records it beside its narration. */
+  usage?: ModelCallUsage;
 }
 
 export class MemoryRetrievalService {
@@ -44,8 +51,11 @@ export class MemoryRetrievalService {
       const tail = storyTail(state, RETRIEVAL_WINDOW_ACTIONS);
       const texts = await this.adventures.readActionTexts(adventureId, tail);
       const query = retrievalQuery(texts, state.settings.encoding);
-      const [vector] = await this.embedder.embed([query]);
-      return { used: rankByMatrix(ranked, matrix, Float32Array.from(vector), topK) };
+      const embedded = await this.embedder.embed([query]);
+      return {
+        used: rankByMatrix(ranked, matrix, Float32Array.from(embedded.vectors[0]), topK),
+        usage: { model: embedded.model, ...embedded.usage },
+      };
     } catch (error) {
       const pinned = ranked.filter((memory) => memory.pinned);
       return {

@@ -1,4 +1,5 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { DailyTokenBudget } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import {
@@ -62,15 +63,21 @@ export class MemoryStoreModule {
             model: ModelClient,
             embedder: Embedder,
             embeddings: EmbeddingRepository,
+            budget: DailyTokenBudget | undefined,
           ) =>
             new UpdateMemoryUseCase(adventures, model, embedder, embeddings, {
               defaultModel: options.model.model,
+              // With the AccountsModule present, every call is counted toward the daily budget.
+              ...(budget && {
+                countSpend: (ownerId, usage) => budget.recordSpend(ownerId, usage, new Date()),
+              }),
             }),
           inject: [
             AdventureCommandHandler,
             MEMORY_MODEL_CLIENT,
             MEMORY_EMBEDDER,
             EmbeddingRepository,
+            { token: DailyTokenBudget, optional: true },
           ],
         },
       ],

@@ -5,7 +5,9 @@ import {
   memoryCursorDepth,
   type AdventureCommand,
   type AdventureSettings,
+  type ModelCallUsage,
 } from '@chronicle/adventure';
+import { sumUserUsage } from '@chronicle/accounts';
 import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, toRecorded } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
@@ -73,13 +75,16 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
 
   const meta = { actor: 'test' };
 
-  async function create(settings: Partial<AdventureSettings> = {}): Promise<string> {
+  async function create(
+    settings: Partial<AdventureSettings> = {},
+    ownerId: string = randomUUID(),
+  ): Promise<string> {
     const adventureId = randomUUID();
     const command: AdventureCommand = {
       type: 'CreateAdventure',
       data: {
         adventureId,
-        ownerId: randomUUID(),
+        ownerId,
         openingActionId: randomUUID(),
         title: 'The Lighthouse',
         opening: 'You stand on the harbor wall at dusk.',
@@ -268,5 +273,73 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     expect(active).toContain(third.id);
     expect(active).toHaveLength(3);
     expect(server.requestsTo(EMBED).length).toBeGreaterThan(0);
+  });
+
+  it('records what every model call cost in the log, and sumUserUsage adds it up per purpose', async () => {
+    const ownerId = randomUUID();
+    const counted: ModelCallUsage[] = [];
+    const metered = new UpdateMemoryUseCase(
+      adventures,
+      createModelClient(config),
+      createEmbedder(config),
+      embeddings,
+      {
+        defaultModel: 'fake-model',
+        countSpend: async (owner, usage) => {
+          expect(owner).toBe(ownerId);
+          counted.push(usage);
+        },
+      },
+    );
+    const adventureId = await create({}, ownerId);
+    for (let step = 1; step <= 7; step++) await turn(adventureId, step);
+    server.clear();
+    const outcome = await metered.execute({ adventureId });
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.memoriesWritten).toBeGreaterThan(0);
+    expect(outcome.summaryWritten).toBe(true);
+
+    const stored = await new EventStoreRepository(database.db).readStream(
+      `adventure-${adventureId}`,
+    );
+    const usageOf = (type: string, purpose?: string) =>
+      stored
+        .filter(
+          (e) =>
+            e.type === type &&
+            (purpose === undefined || (e.data as { purpose?: string }).purpose === purpose),
+        )
+        .map((e) => (e.data as { usage?: ModelCallUsage }).usage);
+    const memories = usageOf('MemoryWritten');
+    const summaries = usageOf('SummaryWritten');
+    const embedded = usageOf('ModelUsageRecorded', 'embedding');
+    // Every call the fake provider answered is in the log, with the model that answered it.
+    expect(memories).toHaveLength(chats(server.requests, 'memory').length);
+    expect(summaries).toHaveLength(chats(server.requests, 'summary').length);
+    for (const usage of [...memories, ...summaries]) {
+      expect(usage).toMatchObject({ model: 'fake-model' });
+      expect(usage!.promptTokens).toBeGreaterThan(0);
+      expect(usage!.completionTokens).toBeGreaterThan(0);
+    }
+    // The fake server charges one prompt token per embedded text.
+    const embeddedTexts = server.requestsTo(EMBED).flatMap((r) => r.body.input as string[]);
+    expect(embedded.reduce((sum, usage) => sum + usage!.promptTokens, 0)).toBe(
+      embeddedTexts.length,
+    );
+
+    const total = (usages: (ModelCallUsage | undefined)[]) =>
+      usages.reduce((sum, usage) => sum + usage!.promptTokens + usage!.completionTokens, 0);
+    const summed = await sumUserUsage(database.db as never, ownerId, {
+      from: new Date(Date.now() - 60_000),
+    });
+    const line = (purpose: string) =>
+      summed.lines
+        .filter((l) => l.purpose === purpose)
+        .reduce((sum, l) => sum + l.promptTokens + l.completionTokens, 0);
+    expect(line('memory')).toBe(total(memories));
+    expect(line('summary')).toBe(total(summaries));
+    expect(line('embedding')).toBe(total(embedded));
+    // ...and each was counted toward the daily budget once.
+    expect(total(counted)).toBe(total(memories) + total(summaries) + total(embedded));
   });
 });

@@ -5,13 +5,18 @@
 // never write the same memory twice. A cursor moves only with a successful write: a failed model
 // call leaves it, and the next run (or BullMQ's retry) does the work again.
 import { randomUUID } from 'node:crypto';
-import { memoriesOnPath, type AdventureState } from '@chronicle/adventure';
+import {
+  memoriesOnPath,
+  type AdventureState,
+  type ModelCallPurpose,
+  type ModelCallUsage,
+} from '@chronicle/adventure';
 import {
   deterministicEventId,
   type AdventureCommandHandler,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
-import type { Embedder, ModelClient } from '@chronicle/llm';
+import { isModelError, type Embedder, type ModelClient } from '@chronicle/llm';
 import {
   BACKGROUND_MAX_TOKENS,
   BACKGROUND_TEMPERATURE,
@@ -20,6 +25,7 @@ import {
   STORY_SEPARATOR,
   SUMMARY_MAX_TOKENS,
   castBrief,
+  chunkByTokens,
   cleanReply,
   lastTokensOf,
   memoryBlocks,
@@ -31,8 +37,8 @@ import {
   type MemoryBlock,
   type SummaryPlan,
 } from '@chronicle/memory';
-import { tokenizer, type TokenEncoding } from '@chronicle/context';
 import { textHash, type EmbeddingRepository } from './embedding.repository';
+import { sumUsage, usageOf } from './model-usage';
 
 const ACTOR = 'worker:memory';
 
@@ -54,6 +60,11 @@ export interface UpdateMemoryOutcome {
 export interface UpdateMemoryOptions {
   /** The model used when an adventure names none. */
   defaultModel: string;
+  /**
+   * Counts a call's tokens toward the adventure owner's daily budget, after its usage is in the
+   * log (the accounts lib's DailyTokenBudget.recordSpend; absent: nothing is counted).
+   */
+  countSpend?: (ownerId: string, usage: ModelCallUsage) => Promise<void>;
 }
 
 /** How many chunks of story (of MEMORY_EXCERPT_TOKENS each) a regeneration reads, newest kept. */
@@ -129,7 +140,7 @@ export class UpdateMemoryUseCase {
     }
     if (memoryBankEnabled) {
       try {
-        outcome.embedded = await this.embedPending(state);
+        outcome.embedded = await this.embedPending(input.adventureId, state, meta);
       } catch (error) {
         outcome.errors.push(`embedding: ${(error as Error).message}`);
       }
@@ -171,8 +182,12 @@ export class UpdateMemoryUseCase {
       maxTokens: BACKGROUND_MAX_TOKENS,
       purpose: 'memory',
     });
+    const usage = usageOf(result);
     const text = cleanReply(result.text);
-    if (!text) throw new Error('the model returned an empty memory');
+    if (!text) {
+      await this.recordUsage(adventureId, state, 'memory', usage, meta);
+      throw new Error('the model returned an empty memory');
+    }
     // Named by the block's actions and their text versions: the same block is the same memory;
     // an edited block is a new one.
     const memoryId = deterministicEventId(
@@ -193,12 +208,19 @@ export class UpdateMemoryUseCase {
             sourceStart: block.sourceStart,
             sourceEnd: block.sourceEnd,
           },
+          usage,
         },
       },
       { ...meta, model: result.model, usage: result.usage },
     );
     // Nothing appended means another run wrote it first (or the story moved): stop this pass.
-    return handled.events.length > 0 ? handled.state : null;
+    // That run recorded its own call; this one's tokens were spent for nothing, and are recorded.
+    if (handled.events.length === 0) {
+      await this.recordUsage(adventureId, state, 'memory', usage, meta);
+      return null;
+    }
+    await this.countSpend(handled.state, usage);
+    return handled.state;
   }
 
   private async writeSummary(
@@ -220,8 +242,12 @@ export class UpdateMemoryUseCase {
       maxTokens: SUMMARY_MAX_TOKENS,
       purpose: 'summary',
     });
+    const usage = usageOf(result);
     const text = cleanReply(result.text);
-    if (!text) throw new Error('the model returned an empty summary');
+    if (!text) {
+      await this.recordUsage(adventureId, state, 'summary', usage, meta);
+      throw new Error('the model returned an empty summary');
+    }
     const summaryId = deterministicEventId(
       adventureId,
       'summary',
@@ -244,11 +270,17 @@ export class UpdateMemoryUseCase {
             sourceEnd: plan.sourceEnd,
             startsFrom: plan.current?.text ?? null,
           },
+          usage,
         },
       },
       { ...meta, model: result.model, usage: result.usage },
     );
-    return handled.events.length > 0 ? handled.state : null;
+    if (handled.events.length === 0) {
+      await this.recordUsage(adventureId, state, 'summary', usage, meta);
+      return null;
+    }
+    await this.countSpend(handled.state, usage);
+    return handled.state;
   }
 
   /**
@@ -287,6 +319,13 @@ export class UpdateMemoryUseCase {
     const brief = await this.brief(state, rawTexts.length > 0 ? rawTexts : pieces);
     let summary = '';
     let model = this.modelName(state);
+    const spent: ModelCallUsage[] = [];
+    // Calls already answered are paid for even when a later one fails: recorded, then thrown.
+    const refuse = async (message: string): Promise<never> => {
+      const usage = sumUsage(spent);
+      if (usage) await this.recordUsage(adventureId, state, 'summary', usage, metadata);
+      throw new SummarizerError(message);
+    };
     for (const chunk of chunks) {
       const prompt = summaryPrompt(brief, summary, chunk);
       let result;
@@ -299,12 +338,18 @@ export class UpdateMemoryUseCase {
           purpose: 'summary',
         });
       } catch (error) {
-        throw new SummarizerError(`the summarizer failed: ${(error as Error).message}`);
+        // The player is told what they can act on; the endpoint and the provider's words are not
+        // theirs (the API logs the error it is handed).
+        return refuse(
+          `the summarizer failed: ${isModelError(error) ? error.playerMessage : 'an internal error'}`,
+        );
       }
+      spent.push(usageOf(result));
       summary = cleanReply(result.text);
       model = result.model;
-      if (!summary) throw new SummarizerError('the summarizer returned an empty summary');
+      if (!summary) return refuse('the summarizer returned an empty summary');
     }
+    const usage = sumUsage(spent);
     const summaryId = randomUUID();
     const handled = await this.adventures.handle(
       adventureId,
@@ -315,15 +360,21 @@ export class UpdateMemoryUseCase {
           summaryId,
           text: summary,
           span: { anchorActionId: tip.id, sourceStart: entries[0].depth, sourceEnd: tip.depth },
+          ...(usage && { usage }),
         },
       },
       { ...metadata, model },
     );
+    if (usage) await this.countSpend(handled.state, usage);
     return { summaryId, text: summary, version: handled.state.version };
   }
 
   /** Embeds memories with no vector for the current model, in writing order, 32 per request. */
-  private async embedPending(state: AdventureState): Promise<number> {
+  private async embedPending(
+    adventureId: string,
+    state: AdventureState,
+    meta: Record<string, unknown> & { actor: string },
+  ): Promise<number> {
     const model = this.embedder.model;
     const texts = [
       ...new Map(
@@ -339,13 +390,46 @@ export class UpdateMemoryUseCase {
     const pending = texts.filter(([hash]) => !stored.has(hash));
     for (let start = 0; start < pending.length; start += MAX_EMBED_BATCH) {
       const batch = pending.slice(start, start + MAX_EMBED_BATCH);
-      const vectors = await this.embedder.embed(batch.map(([, text]) => text));
+      const embedded = await this.embedder.embed(batch.map(([, text]) => text));
+      await this.recordUsage(
+        adventureId,
+        state,
+        'embedding',
+        { model: embedded.model, ...embedded.usage },
+        meta,
+      );
       await this.embeddings.save(
         model,
-        batch.map(([hash], index) => ({ hash, vector: vectors[index] })),
+        batch.map(([hash], index) => ({ hash, vector: embedded.vectors[index] })),
       );
     }
     return pending.length;
+  }
+
+  /**
+   * A model call no other event records (an embedding batch, a reply that could not be used)
+   * is its own ModelUsageRecorded, so the log holds every token the user was charged. A call
+   * that cost nothing (the offline embedder) records nothing.
+   */
+  private async recordUsage(
+    adventureId: string,
+    state: AdventureState,
+    purpose: ModelCallPurpose,
+    usage: ModelCallUsage,
+    meta: Record<string, unknown> & { actor: string },
+  ): Promise<void> {
+    const handled = await this.adventures.handle(
+      adventureId,
+      { type: 'RecordModelUsage', data: { purpose, usage } },
+      meta,
+    );
+    if (handled.events.length > 0) await this.countSpend(state, usage);
+  }
+
+  private async countSpend(state: AdventureState, usage: ModelCallUsage): Promise<void> {
+    if (!this.options.countSpend || !state.ownerId) return;
+    // The log is the truth; a counter that misses this is rebuilt from it tomorrow.
+    await this.options.countSpend(state.ownerId, usage).catch(() => undefined);
   }
 
   private async evict(
@@ -366,35 +450,4 @@ export class UpdateMemoryUseCase {
     const forgotten = handled.events[0];
     return forgotten?.type === 'MemoryForgotten' ? forgotten.data.memoryIds.length : 0;
   }
-}
-
-/** Pieces joined as history joins them, cut into chunks of at most `tokens` tokens each. */
-export function chunkByTokens(
-  pieces: readonly string[],
-  tokens: number,
-  encoding?: TokenEncoding,
-): string[] {
-  const chunks: string[] = [];
-  let current: string[] = [];
-  let size = 0;
-  for (const piece of pieces) {
-    const cost = tokenizer(encoding).count(piece);
-    if (cost > tokens) {
-      // A piece longer than a chunk keeps its end, as the excerpts do.
-      if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
-      chunks.push(lastTokensOf([piece], tokens, encoding));
-      current = [];
-      size = 0;
-      continue;
-    }
-    if (size + cost > tokens && current.length > 0) {
-      chunks.push(current.join(STORY_SEPARATOR));
-      current = [];
-      size = 0;
-    }
-    current.push(piece);
-    size += cost;
-  }
-  if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
-  return chunks;
 }

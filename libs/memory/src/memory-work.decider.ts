@@ -10,6 +10,7 @@ import {
   NotFoundError,
   type AdventureState,
   type MemoryEvent,
+  type ModelCallUsage,
 } from '@chronicle/adventure';
 import { memoryBlocks, summaryPlan } from './memory.plan';
 import { evictionOrder } from './memory.ranking';
@@ -24,7 +25,7 @@ export interface StorySpan {
 /** The memory of the oldest block due (see `memoryBlocks`), as the model wrote it. */
 export type WriteMemory = {
   type: 'WriteMemory';
-  data: { memoryId: string; text: string; block: StorySpan };
+  data: { memoryId: string; text: string; block: StorySpan; usage?: ModelCallUsage };
 };
 
 /** The summary update due (see `summaryPlan`), as the model wrote it. */
@@ -37,13 +38,14 @@ export type WriteSummary = {
       /** The text of the version the update started from; null when there was none. */
       startsFrom: string | null;
     };
+    usage?: ModelCallUsage;
   };
 };
 
 /** A summary the player asked to have written again from scratch: written whatever is due. */
 export type WriteRegeneratedSummary = {
   type: 'WriteRegeneratedSummary';
-  data: { summaryId: string; text: string; span: StorySpan };
+  data: { summaryId: string; text: string; span: StorySpan; usage?: ModelCallUsage };
 };
 
 /** Forget the memories over the adventure's capacity (see `evictionOrder`). */
@@ -63,6 +65,22 @@ export function isMemoryWorkCommand(command: { type: string }): command is Memor
   return MEMORY_WORK_COMMANDS.has(command.type);
 }
 
+/** The memories over the adventure's capacity, forgotten (see `evictionOrder`). */
+function evictOverCapacity(state: AdventureState): MemoryEvent[] {
+  const memoryIds = evictionOrder(
+    activeMemories(state).map((memory) => ({
+      id: memory.id,
+      pinned: memory.pinned,
+      lastUsedAt: memory.lastUsedVersion,
+      createdAt: memory.createdAtVersion,
+      useCount: memory.useCount,
+    })),
+    state.settings.memoryCapacity,
+  );
+  if (memoryIds.length === 0) return [];
+  return [{ type: 'MemoryForgotten', data: { memoryIds, reason: 'capacity' } }];
+}
+
 function sameSpan(a: StorySpan, b: StorySpan): boolean {
   return a.anchorActionId === b.anchorActionId && a.sourceStart === b.sourceStart;
 }
@@ -78,7 +96,7 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
   switch (command.type) {
     case 'WriteMemory': {
-      const { memoryId, text, block } = command.data;
+      const { memoryId, text, block, usage } = command.data;
       // Only the oldest block due is written: memories are written in story order, and a block
       // that is no longer first was written by another run (or the story moved).
       const due = memoryBlocks(state)[0];
@@ -93,12 +111,13 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
             sourceEnd: due.sourceEnd,
             anchorActionId: due.anchorActionId,
             createdBy: 'worker',
+            ...(usage && { usage }),
           },
         },
       ];
     }
     case 'WriteSummary': {
-      const { summaryId, text, plan } = command.data;
+      const { summaryId, text, plan, usage } = command.data;
       const due = summaryPlan(state);
       // The update folds new story into the version it started from: if that version changed
       // (the player edited it), the update is stale.
@@ -116,12 +135,13 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
             sourceEnd: due.sourceEnd,
             handEdited: false,
             replacesSummaryId: null,
+            ...(usage && { usage }),
           },
         },
       ];
     }
     case 'WriteRegeneratedSummary': {
-      const { summaryId, text, span } = command.data;
+      const { summaryId, text, span, usage } = command.data;
       return [
         {
           type: 'SummaryWritten',
@@ -133,24 +153,13 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
             sourceEnd: span.sourceEnd,
             handEdited: false,
             replacesSummaryId: null,
+            ...(usage && { usage }),
           },
         },
       ];
     }
-    case 'EvictMemories': {
-      const memoryIds = evictionOrder(
-        activeMemories(state).map((memory) => ({
-          id: memory.id,
-          pinned: memory.pinned,
-          lastUsedAt: memory.lastUsedVersion,
-          createdAt: memory.createdAtVersion,
-          useCount: memory.useCount,
-        })),
-        state.settings.memoryCapacity,
-      );
-      if (memoryIds.length === 0) return [];
-      return [{ type: 'MemoryForgotten', data: { memoryIds, reason: 'capacity' } }];
-    }
+    case 'EvictMemories':
+      return evictOverCapacity(state);
     default: {
       const unknown: { type: string } = command;
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);

@@ -31,6 +31,24 @@ export interface AppConfig {
   rateLimitWindowSeconds: number;
   dailyTokenBudget: number;
   devKeyOnStart: DevKeyOnStart;
+  rateLimitReadsPerMinute: number;
+  sseMaxPerKey: number;
+  sseMaxConnections: number;
+  turnStreamReaders: number;
+  trustProxy: TrustProxy;
+  /** The models an adventure's settings.model may name; empty: MODEL_NAME alone. */
+  modelAllowed: string[];
+}
+
+/** Express's `trust proxy`: false, true, a hop count, or addresses/subnets of the proxies. */
+export type TrustProxy = boolean | number | string[];
+
+/** The shortest ADMIN_API_KEY accepted: a guessable admin key is worse than none. */
+export const ADMIN_API_KEY_MIN_LENGTH = 32;
+
+/** The models an adventure may name on this installation (MODEL_ALLOWED, else MODEL_NAME alone). */
+export function allowedModels(config: Pick<AppConfig, 'modelAllowed' | 'modelName'>): string[] {
+  return config.modelAllowed.length > 0 ? config.modelAllowed : [config.modelName];
 }
 
 /** auto: a development key on the first start unless NODE_ENV=production. */
@@ -213,8 +231,16 @@ export const CONFIG_VARIABLES = [
       'ADMIN_API_KEY',
       'adminApiKey',
       '',
-      'Admin key for /v1/admin routes (creating users and keys). Empty: admin routes are closed.',
-      optional,
+      `Admin key for /v1/admin routes (creating users and keys), at least ${ADMIN_API_KEY_MIN_LENGTH} characters. Empty: admin routes are closed.`,
+      (raw) => {
+        const key = optional(raw);
+        if (key !== undefined && key.length < ADMIN_API_KEY_MIN_LENGTH) {
+          throw new InvalidValue(
+            `must be at least ${ADMIN_API_KEY_MIN_LENGTH} characters (it has ${key.length}); generate one with: openssl rand -hex 32`,
+          );
+        }
+        return key;
+      },
     ),
     secret: true,
   },
@@ -263,6 +289,66 @@ export const CONFIG_VARIABLES = [
         throw new InvalidValue('must be auto, true or false');
       return raw;
     },
+  ),
+  v(
+    'RATE_LIMIT_READS_PER_MINUTE',
+    'rateLimitReadsPerMinute',
+    '600',
+    'Reads (GET, HEAD) one API key may make per window, streams included.',
+    int(1, 1_000_000),
+  ),
+  v(
+    'SSE_MAX_PER_KEY',
+    'sseMaxPerKey',
+    '10',
+    'Turn streams (SSE) one API key may hold open at once on one API instance; beyond it 429.',
+    int(1, 100_000),
+  ),
+  v(
+    'SSE_MAX_CONNECTIONS',
+    'sseMaxConnections',
+    '2000',
+    'Turn streams (SSE) one API instance holds open at once, all keys together; beyond it 429.',
+    int(1, 1_000_000),
+  ),
+  v(
+    'TURN_STREAM_READERS',
+    'turnStreamReaders',
+    '2',
+    "Redis connections one API instance's stream followers share for their blocking reads, however many streams are open.",
+    int(1, 64),
+  ),
+  v(
+    'TRUST_PROXY',
+    'trustProxy',
+    'false',
+    'Which proxies in front of the API to believe about the client address (X-Forwarded-For), so the anonymous limit counts clients, not the proxy: false, true (any), a hop count, or comma-separated addresses/subnets (loopback, 10.0.0.0/8, …).',
+    (raw) => {
+      const value = raw.trim();
+      if (value === '' || value === 'false') return false;
+      if (value === 'true') return true;
+      if (/^\d+$/.test(value)) return int(0, 100)(value);
+      const entries = value.split(',').map((entry) => entry.trim());
+      const address = /^(loopback|linklocal|uniquelocal|[0-9a-fA-F:.]+(\/\d{1,3})?)$/;
+      const bad = entries.find((entry) => !address.test(entry));
+      if (bad !== undefined) {
+        throw new InvalidValue(
+          `must be false, true, a hop count or comma-separated addresses/subnets ("${bad}" is none of these)`,
+        );
+      }
+      return entries;
+    },
+  ),
+  v(
+    'MODEL_ALLOWED',
+    'modelAllowed',
+    '',
+    "Comma-separated models an adventure's settings.model may name (422 otherwise). Empty: MODEL_NAME alone.",
+    (raw) =>
+      raw
+        .split(',')
+        .map((model) => model.trim())
+        .filter((model) => model !== ''),
   ),
 ] as const satisfies readonly VariableSpec<keyof AppConfig>[];
 

@@ -1,2 +1,3 @@
 export * from './turn-stream';
+export * from './turn-stream.hub';
 export * from './turn-stream.module';

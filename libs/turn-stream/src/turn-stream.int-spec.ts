@@ -1,9 +1,10 @@
 import { testQueuePrefix, TEST_REDIS_URL } from '@chronicle/testing';
 import Redis from 'ioredis';
-import { BlockingReaderPool, followTurnStream, TurnStreamPublisher } from './turn-stream';
+import { TurnStreamPublisher } from './turn-stream';
+import { compareEntryIds, TurnStreamHub } from './turn-stream.hub';
 
 // The turn stream against the real Redis: entries published together arrive in order, and the
-// blocking readers are reused between followers, except one whose read was cut off.
+// followers of many streams share the hub's few blocking connections.
 
 // readers are duplicates of this client: a short disconnect timeout lets jest exit at once
 const redis = new Redis(TEST_REDIS_URL, { disconnectTimeout: 200 });
@@ -16,13 +17,15 @@ afterAll(async () => {
   await redis.quit();
 });
 
-async function follow(readers: BlockingReaderPool, turnId: string, signal?: AbortSignal) {
+async function follow(hub: TurnStreamHub, turnId: string, options = {}) {
   const seen: string[] = [];
-  for await (const entry of followTurnStream(readers, prefix, turnId, { signal, blockMs: 200 })) {
+  for await (const entry of hub.follow(turnId, options)) {
     seen.push(`${entry.event}:${JSON.stringify(entry.data)}`);
   }
   return seen;
 }
+
+const tick = (ms = 50) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('turn stream', () => {
   it('publishes several entries in one round trip, in order, each its own entry', async () => {
@@ -45,32 +48,54 @@ describe('turn stream', () => {
     expect(await redis.ttl(publisher.key('t1'))).toBeGreaterThan(0);
   });
 
-  it('reuses a reader between followers and closes one whose read was cut off', async () => {
-    const readers = new BlockingReaderPool(redis);
+  it('compares entry ids by time, then sequence', () => {
+    expect(compareEntryIds('9-0', '10-0')).toBeLessThan(0);
+    expect(compareEntryIds('10-2', '10-10')).toBeLessThan(0);
+    expect(compareEntryIds('10-1', '10-1')).toBe(0);
+    expect(compareEntryIds('11-0', '10-5')).toBeGreaterThan(0);
+  });
+
+  it('serves many streams and late joiners on its few connections, new streams without delay', async () => {
+    const hub = new TurnStreamHub(redis, prefix, 2);
     try {
-      await publisher.publish('t2', 'chunk', { text: 'x' });
-      const following = follow(readers, 't2');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await publisher.publish('t2', 'done', { turnId: 't2' });
-      expect(await following).toEqual(['chunk:{"text":"x"}', 'done:{"turnId":"t2"}']);
-      expect(readers.idleCount).toBe(1);
+      // Two followers of one stream, one joining after the hub has read past its point.
+      await publisher.publish('h1', 'player', { action: null });
+      const first = follow(hub, 'h1');
+      await tick();
+      const [secondChunk] = await publisher.publishMany('h1', [
+        { event: 'chunk', data: { text: 'a' } },
+      ]);
+      await tick();
+      const late = follow(hub, 'h1', { afterId: '0-0' });
+      const fromMiddle = follow(hub, 'h1', { afterId: secondChunk });
+      await tick();
+      // A stream nobody followed yet, while both loops block: answered at once, not after the
+      // blocked read times out (5 s).
+      const started = Date.now();
+      await publisher.publish('h2', 'chunk', { text: 'b' });
+      const other = follow(hub, 'h2');
+      await tick();
+      await publisher.publish('h2', 'done', {});
+      expect(await other).toEqual(['chunk:{"text":"b"}', 'done:{}']);
+      expect(Date.now() - started).toBeLessThan(1_000);
 
-      await publisher.publish('t3', 'error', { message: 'no' });
-      expect(await follow(readers, 't3')).toEqual(['error:{"message":"no"}']);
-      expect(readers.idleCount).toBe(1); // the same connection again
+      await publisher.publish('h1', 'done', { turnId: 'h1' });
+      const all = ['player:{"action":null}', 'chunk:{"text":"a"}', 'done:{"turnId":"h1"}'];
+      expect(await first).toEqual(all);
+      expect(await late).toEqual(all);
+      expect(await fromMiddle).toEqual(['done:{"turnId":"h1"}']);
 
+      // A follower that leaves stops being read for; one that hears nothing ends when idle.
       const left = new AbortController();
-      const waiting = follow(readers, 't4', left.signal);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const waiting = follow(hub, 'h3', { signal: left.signal });
+      await tick();
       left.abort();
       expect(await waiting).toEqual([]);
-      expect(readers.idleCount).toBe(0);
-
-      // the pool still serves followers after that
-      await publisher.publish('t5', 'done', {});
-      expect(await follow(readers, 't5')).toEqual(['done:{}']);
+      expect(await follow(hub, 'h4', { idleMs: 100 })).toEqual([]);
+      expect(hub.streams).toBe(0);
+      expect(hub.connections).toBeLessThanOrEqual(2);
     } finally {
-      readers.close();
+      hub.close();
     }
   });
 });

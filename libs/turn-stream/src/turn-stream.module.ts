@@ -8,9 +8,10 @@ import {
 } from '@nestjs/common';
 import { closeRedis, createCommandConnection } from '@chronicle/platform';
 import type Redis from 'ioredis';
-import { BlockingReaderPool, TurnStreamPublisher } from './turn-stream';
+import { TurnStreamPublisher } from './turn-stream';
+import { TurnStreamHub } from './turn-stream.hub';
 
-/** The Redis client behind the turn streams; SSE followers' blocking reads use BlockingReaderPool. */
+/** The Redis client behind the turn streams; SSE followers share TurnStreamHub's readers. */
 export const TURN_STREAM_REDIS = Symbol('TURN_STREAM_REDIS');
 export const TURN_STREAM_PREFIX = Symbol('TURN_STREAM_PREFIX');
 
@@ -18,10 +19,10 @@ export const TURN_STREAM_PREFIX = Symbol('TURN_STREAM_PREFIX');
 class TurnStreamCloser implements OnApplicationShutdown {
   constructor(
     @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
-    private readonly readers: BlockingReaderPool,
+    private readonly hub: TurnStreamHub,
   ) {}
   async onApplicationShutdown(): Promise<void> {
-    this.readers.close();
+    this.hub.close();
     await closeRedis(this.redis);
   }
 }
@@ -29,7 +30,12 @@ class TurnStreamCloser implements OnApplicationShutdown {
 @Global()
 @Module({})
 export class TurnStreamModule {
-  static forRoot(options: { redisUrl: string; prefix: string }): DynamicModule {
+  static forRoot(options: {
+    redisUrl: string;
+    prefix: string;
+    /** Blocking connections the followers share (TURN_STREAM_READERS; default 2). */
+    readers?: number;
+  }): DynamicModule {
     return {
       module: TurnStreamModule,
       providers: [
@@ -44,13 +50,13 @@ export class TurnStreamModule {
           inject: [TURN_STREAM_REDIS],
         },
         {
-          provide: BlockingReaderPool,
-          useFactory: (redis: Redis) => new BlockingReaderPool(redis),
+          provide: TurnStreamHub,
+          useFactory: (redis: Redis) => new TurnStreamHub(redis, options.prefix, options.readers),
           inject: [TURN_STREAM_REDIS],
         },
         TurnStreamCloser,
       ],
-      exports: [TURN_STREAM_REDIS, TURN_STREAM_PREFIX, TurnStreamPublisher, BlockingReaderPool],
+      exports: [TURN_STREAM_REDIS, TURN_STREAM_PREFIX, TurnStreamPublisher, TurnStreamHub],
     };
   }
 }

@@ -1,11 +1,14 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import {
   type AdventureCommand,
   type AdventureState,
   type NarrativeCorrection,
 } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
+import type { AppConfig } from '@chronicle/platform';
+import { APP_CONFIG } from '../app-config.token';
 import { requestMetadata } from '../http/request-actor';
+import { assertModelAllowed } from './model-policy';
 import type {
   CorrectNarrativeStateDto,
   EditAdventureDto,
@@ -21,9 +24,13 @@ import { definedOnly, storyCardInput } from './create-adventure.use-case';
  */
 @Injectable()
 export class AdventureCommandsUseCase {
-  constructor(private readonly adventures: AdventureCommandHandler) {}
+  constructor(
+    private readonly adventures: AdventureCommandHandler,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async edit(adventureId: string, body: EditAdventureDto) {
+    assertModelAllowed(body.settings?.model, this.config);
     const changes = definedOnly(body);
     const { state } = await this.run(adventureId, {
       type: 'EditAdventure',

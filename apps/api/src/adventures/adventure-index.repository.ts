@@ -22,6 +22,20 @@ export class AdventureIndexRepository {
     return row?.version ?? null;
   }
 
+  /** Event `eventId` of the adventure's stream as stored, or null. */
+  async eventById(
+    adventureId: string,
+    eventId: string,
+  ): Promise<{ version: number; type: string; data: unknown; metadata: unknown } | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .select(['version', 'type', 'data', 'metadata'])
+      .where('stream_id', '=', adventureStreamId(adventureId))
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+    return row ?? null;
+  }
+
   /** Adventure ids in stream-id order, after `after` (keyset paging). */
   async listAdventureIds(after: string | undefined, limit: number): Promise<string[]> {
     let query = this.db

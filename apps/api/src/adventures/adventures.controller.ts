@@ -1,3 +1,4 @@
+import { CallsModel } from '../auth/starts-turn.decorator';
 import {
   Body,
   Controller,
@@ -151,7 +152,11 @@ export class AdventuresController {
 
   @Post(':id/context/preview')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Dry run: the context the next turn would send; nothing is appended' })
+  @ApiOperation({
+    summary:
+      "Dry run: the context the next turn would send; only the retrieval embedding's cost is recorded",
+  })
+  @CallsModel()
   previewContext(@Param('id') id: string) {
     return this.contextPreview.preview(id);
   }

@@ -1,16 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InvalidCommandError, type StoryCardInput } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
+import type { AppConfig } from '@chronicle/platform';
+import { APP_CONFIG } from '../app-config.token';
 import { currentOwnerId, requestMetadata } from '../http/request-actor';
+import { assertModelAllowed } from './model-policy';
 import type { CreateAdventureDto, StoryCardDto } from './adventure.dto';
 
 /** A new adventure from a scenario-like body, its `${Name}` placeholders answered. */
 @Injectable()
 export class CreateAdventureUseCase {
-  constructor(private readonly adventures: AdventureCommandHandler) {}
+  constructor(
+    private readonly adventures: AdventureCommandHandler,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
 
   async create(body: CreateAdventureDto): Promise<{ id: string; version: number }> {
+    assertModelAllowed(body.settings?.model, this.config);
     const placeholders = body.placeholders ?? {};
     for (const [name, answer] of Object.entries(placeholders)) {
       if (typeof answer !== 'string') {

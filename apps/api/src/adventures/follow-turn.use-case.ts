@@ -1,11 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import {
-  BlockingReaderPool,
-  TURN_STREAM_PREFIX,
+  TurnStreamHub,
   TurnStreamPublisher,
-  followTurnStream,
   isFinal,
   type TurnStreamEventName,
 } from '@chronicle/turn-stream';
@@ -36,8 +34,7 @@ export class FollowTurnUseCase {
     private readonly adventures: AdventureCommandHandler,
     private readonly turns: TurnsUseCase,
     private readonly publisher: TurnStreamPublisher,
-    private readonly readers: BlockingReaderPool,
-    @Inject(TURN_STREAM_PREFIX) private readonly prefix: string,
+    private readonly hub: TurnStreamHub,
   ) {}
 
   /**
@@ -79,7 +76,7 @@ export class FollowTurnUseCase {
         yield finalFrame(finished);
         return;
       }
-      for await (const entry of followTurnStream(this.readers, this.prefix, turnId, {
+      for await (const entry of this.hub.follow(turnId, {
         afterId: lastId,
         signal,
         idleMs: QUIET_CHECK_MS,

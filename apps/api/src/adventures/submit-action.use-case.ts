@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import {
+  isDomainError,
   nodeOf,
   turnStatus,
+  UnprocessableError,
   type AdventureCommand,
   type AdventureState,
   type InputType,
   type PlayerActed,
+  type PlayerActedData,
 } from '@chronicle/adventure';
-import { AdventureCommandHandler, deterministicEventId } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { requestMetadata } from '../http/request-actor';
 import { AdventureIndexRepository } from './adventure-index.repository';
 import { turnStreamPath } from './adventure.reader';
+import { requestFingerprint, turnIdFor } from './turn-id';
 
 /** The answer to an accepted turn (202): where to watch it. */
 export interface TurnAccepted {
@@ -26,22 +30,30 @@ export interface TurnAccepted {
 
 const PLAYER_ACTIONS: ReadonlySet<string> = new Set(['do', 'say', 'story']);
 
+/** The request an idempotency key stands for, as its fingerprint covers it. */
+type TurnRequest = { kind: 'act'; type: InputType; text: string } | { kind: 'retry' };
+
 /** The projection shows that this client id already started a turn here. */
-function isResend(state: AdventureState, clientId: string): boolean {
+function isResend(state: AdventureState, clientId: string, turnId: string): boolean {
   const node = nodeOf(state, clientId);
   if (node) return PLAYER_ACTIONS.has(node.type) && node.turnId !== null;
-  return turnStatus(state, clientId) !== null;
+  return turnStatus(state, turnId) !== null;
 }
 
-function isDomainError(error: unknown): boolean {
-  const kind = (error as { kind?: unknown } | null)?.kind;
-  return kind === 'conflict' || kind === 'invalid' || kind === 'not_found';
+/** The decider's refusals, which a racing copy of the same request can cause. */
+function isRefusal(error: unknown): boolean {
+  return (
+    isDomainError(error) &&
+    (error.kind === 'conflict' || error.kind === 'invalid' || error.kind === 'not_found')
+  );
 }
 
 /**
- * Starts turns: a player action (or continue) and a retry. The client's id is the id of the
- * event that starts the turn, so a resend finds the original in the log and gets the same
- * answer — never a second turn, never a 409 — even when two copies race.
+ * Starts turns: a player action (or continue) and a retry. The client's id is the idempotency
+ * key: it is the id of the event that starts the turn, and the turn id is derived from it in
+ * the adventure's namespace (turn-id.ts). A resend with the same body finds the original in the
+ * log and gets the same answer — never a second turn, never a 409 — even when two copies race;
+ * a resend with another body is a 422 naming the conflict.
  */
 @Injectable()
 export class SubmitActionUseCase {
@@ -59,11 +71,13 @@ export class SubmitActionUseCase {
   ): Promise<TurnAccepted> {
     const clientId = input.id?.toLowerCase();
     const eventId = clientId ?? randomUUID();
-    // continue writes no action, so the client id names the turn itself; an action's turn id
-    // is derived from the action id, so two racing copies propose the same turn.
-    const turnId =
-      input.type === 'continue' ? eventId : deterministicEventId(adventureId, eventId, 'turn');
-    return this.start(adventureId, eventId, clientId, {
+    const turnId = turnIdFor(adventureId, eventId);
+    const request: TurnRequest = {
+      kind: 'act',
+      type: input.type,
+      text: input.type === 'continue' ? '' : (input.text ?? ''),
+    };
+    return this.start(adventureId, eventId, clientId, request, {
       type: 'SubmitAction',
       data: { turnId, inputType: input.type, text: input.text ?? '', actionId: eventId },
     });
@@ -71,38 +85,47 @@ export class SubmitActionUseCase {
 
   async retry(adventureId: string, input: { id?: string }): Promise<TurnAccepted> {
     const clientId = input.id?.toLowerCase();
-    const turnId = clientId ?? randomUUID();
-    return this.start(adventureId, turnId, clientId, { type: 'RequestRetry', data: { turnId } });
+    const eventId = clientId ?? randomUUID();
+    const turnId = turnIdFor(adventureId, eventId);
+    return this.start(
+      adventureId,
+      eventId,
+      clientId,
+      { kind: 'retry' },
+      { type: 'RequestRetry', data: { turnId } },
+    );
   }
 
   /**
-   * One load: the resend check and the decision read the same projection; the narrate job
-   * follows from the event (see `jobsAfter`). A resend the projection cannot show (a turn older
-   * than it remembers) is caught by the event id instead: the append finds it stored and
-   * answers with the original.
+   * One load: the resend check and the decision read the same projection. A resend the
+   * projection cannot show (a turn older than it remembers) is caught by the event id instead:
+   * the append finds it stored and answers with the original.
    */
   private async start(
     adventureId: string,
     eventId: string,
     clientId: string | undefined,
+    request: TurnRequest,
     command: AdventureCommand & { data: { turnId: string } },
   ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
+    const fingerprint = requestFingerprint(request);
     try {
       const state = await this.adventures.get(adventureId);
-      if (clientId !== undefined && isResend(state, clientId)) {
-        const original = await this.originalTurn(adventureId, state, clientId);
+      if (clientId !== undefined && isResend(state, clientId, turnId)) {
+        const original = await this.originalTurn(adventureId, clientId, fingerprint);
         if (original) return original;
       }
-      // Decided on the state just read: the append at its version proves it current.
+      // Decided on the state just read: the append at its version proves it current. The
+      // narrate job follows from the event (see `jobsAfter`).
       const handled = await this.adventures.handle(
         adventureId,
         { ...command, key: eventId },
-        requestMetadata(),
+        { ...requestMetadata(), requestFingerprint: fingerprint },
         { state },
       );
-      if (handled.duplicate) {
-        const original = await this.originalTurn(adventureId, handled.state, eventId);
+      if (handled.duplicate && clientId !== undefined) {
+        const original = await this.originalTurn(adventureId, clientId, fingerprint);
         if (original) return original;
       }
       const started = handled.events[0];
@@ -118,44 +141,42 @@ export class SubmitActionUseCase {
       // A copy of this request won the race (its turn is now in flight, or its action exists),
       // or the id names a turn too old for the projection to show, which the decider refused
       // before the append could recognise it: answer with that turn.
-      if (clientId !== undefined && isDomainError(error)) {
-        const state = await this.adventures.get(adventureId);
-        const original = await this.originalTurn(adventureId, state, clientId);
+      if (clientId !== undefined && isRefusal(error)) {
+        const original = await this.originalTurn(adventureId, clientId, fingerprint);
         if (original) return original;
       }
       throw error;
     }
   }
 
-  /** The turn a client id already started, or null when the id is new to this adventure. */
+  /**
+   * The turn a client id already started, read from the event it named; null when the id names
+   * no turn-starting event here (it is new, or names a narration: the decider refuses that).
+   * The same key with another body is refused (422): a key promises one request.
+   */
   private async originalTurn(
     adventureId: string,
-    state: AdventureState,
     clientId: string,
+    fingerprint: string,
   ): Promise<TurnAccepted | null> {
-    const node = nodeOf(state, clientId);
-    if (node) {
-      // The id names something else (a narration, the opening): not a resend; the decider
-      // refuses it with a message naming the id.
-      if (!PLAYER_ACTIONS.has(node.type) || node.turnId === null) return null;
-      const version = await this.index.versionOfEvent(adventureId, clientId);
-      return {
-        turnId: node.turnId,
-        actionId: clientId,
-        version: version ?? node.textVersion,
-        stream: turnStreamPath(adventureId, node.turnId),
-      };
+    const stored = await this.index.eventById(adventureId, clientId);
+    if (!stored || (stored.type !== 'PlayerActed' && stored.type !== 'RetryRequested')) {
+      return null;
     }
-    // A continue or a retry: the client id is the turn id. The projection knows recent turns;
-    // an older one is found by its event id.
-    const known = turnStatus(state, clientId) !== null;
-    const version = await this.index.versionOfEvent(adventureId, clientId);
-    if (!known && version === null) return null;
+    const original = (stored.metadata as { requestFingerprint?: unknown } | null)
+      ?.requestFingerprint;
+    // Events written before fingerprints were recorded answer as before: the original turn.
+    if (typeof original === 'string' && original !== fingerprint) {
+      throw new UnprocessableError(
+        `id ${clientId} was already used for a different request (${describeStored(stored.type, stored.data)}); resend the same body with that id, or send a new id`,
+      );
+    }
+    const data = stored.data as { turnId: string; action?: PlayerActedData['action'] };
     return {
-      turnId: clientId,
-      actionId: null,
-      version: version ?? state.version,
-      stream: turnStreamPath(adventureId, clientId),
+      turnId: data.turnId,
+      actionId: data.action?.id ?? null,
+      version: stored.version,
+      stream: turnStreamPath(adventureId, data.turnId),
     };
   }
 
@@ -171,4 +192,10 @@ export class SubmitActionUseCase {
       this.logger.warn(`could not publish player for turn ${turnId}: ${(error as Error).message}`);
     }
   }
+}
+
+function describeStored(type: string, data: unknown): string {
+  if (type === 'RetryRequested') return 'a retry';
+  const inputType = (data as { inputType?: string }).inputType ?? 'an action';
+  return inputType === 'continue' ? 'a continue' : `a "${inputType}" action with other text`;
 }

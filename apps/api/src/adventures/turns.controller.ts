@@ -20,10 +20,14 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Response } from 'express';
+import { BadRequestException } from '@nestjs/common';
 import { RetryDto, SubmitActionDto } from './adventure.dto';
+import { isUuid } from '../http/path-params.pipe';
 import { FollowTurnUseCase, type TurnFrame } from './follow-turn.use-case';
 import { SubmitActionUseCase } from './submit-action.use-case';
 import { TurnsUseCase } from './turns.use-case';
+import { StreamSlots } from './stream-slots';
+import { CurrentUser, type RequestUser } from '../auth/request-user';
 import { StartsTurn } from '../auth/starts-turn.decorator';
 
 /** A comment line every 15 s keeps proxies and clients from closing a quiet stream. */
@@ -38,6 +42,7 @@ export class TurnsController {
     private readonly submit: SubmitActionUseCase,
     private readonly turns: TurnsUseCase,
     private readonly follow: FollowTurnUseCase,
+    private readonly slots: StreamSlots,
   ) {}
 
   @Post('actions')
@@ -46,8 +51,18 @@ export class TurnsController {
   @ApiOperation({ summary: 'Act (do, say, story) or continue: starts a turn' })
   @ApiResponse({ status: 202, description: '{turnId, actionId, version, stream}' })
   @ApiResponse({ status: 409, description: 'A turn is in flight; wait for it or cancel it' })
-  act(@Param('id') id: string, @Body() body: SubmitActionDto) {
-    return this.submit.act(id, body);
+  @ApiResponse({ status: 422, description: 'The id (idempotency key) was used with another body' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'A UUID; the same as the body id (either may be sent; both must agree)',
+  })
+  act(
+    @Param('id') id: string,
+    @Body() body: SubmitActionDto,
+    @Headers('idempotency-key') key: string | undefined,
+  ) {
+    return this.submit.act(id, { ...body, id: idempotencyKey(body.id, key) });
   }
 
   @Post('retry')
@@ -55,8 +70,14 @@ export class TurnsController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ summary: 'Narrate the last turn again as a new take' })
   @ApiResponse({ status: 202, description: '{turnId, actionId: null, version, stream}' })
-  retry(@Param('id') id: string, @Body() body: RetryDto) {
-    return this.submit.retry(id, body ?? {});
+  @ApiResponse({ status: 422, description: 'The id (idempotency key) was used with another body' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A UUID; as the body id' })
+  retry(
+    @Param('id') id: string,
+    @Body() body: RetryDto,
+    @Headers('idempotency-key') key: string | undefined,
+  ) {
+    return this.submit.retry(id, { id: idempotencyKey(body?.id, key) });
   }
 
   @Get('turns/:turnId')
@@ -80,15 +101,22 @@ export class TurnsController {
   @ApiProduces('text/event-stream')
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Replay after this entry' })
   @ApiQuery({ name: 'lastEventId', required: false, description: 'Same as Last-Event-ID' })
+  @ApiResponse({
+    status: 429,
+    description: 'Too many streams open for this key (SSE_MAX_PER_KEY) or this server',
+  })
   async stream(
     @Param('id') id: string,
     @Param('turnId') turnId: string,
     @Headers('last-event-id') header: string | undefined,
     @Query('lastEventId') query: string | undefined,
+    @CurrentUser() user: RequestUser,
     @Res() res: Response,
   ): Promise<void> {
     const lastEventId = header || query || undefined;
     const opened = await this.follow.open(id, turnId, lastEventId);
+    const release = this.slots.acquire(user.keyId);
+    res.on('close', release);
     res.status(HttpStatus.OK);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -115,9 +143,27 @@ export class TurnsController {
       }
     } finally {
       clearInterval(heartbeat);
+      release();
       res.end();
     }
   }
+}
+
+/** The request's idempotency key: the body's id or the Idempotency-Key header (they must agree). */
+function idempotencyKey(
+  bodyId: string | undefined,
+  header: string | undefined,
+): string | undefined {
+  if (header === undefined) return bodyId;
+  if (!isUuid(header)) {
+    throw new BadRequestException('header Idempotency-Key must be a UUID (the client action id)');
+  }
+  if (bodyId !== undefined && bodyId.toLowerCase() !== header.toLowerCase()) {
+    throw new BadRequestException(
+      'header Idempotency-Key and the body id name different requests; send one of them, or the same UUID in both',
+    );
+  }
+  return header;
 }
 
 export function sseFrame(frame: TurnFrame): string {

@@ -1,6 +1,11 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { LIMITS, LimitExceededError, NotFoundError } from '@chronicle/adventure';
+import {
+  InvalidCommandError,
+  LIMITS,
+  LimitExceededError,
+  NotFoundError,
+} from '@chronicle/adventure';
 import {
   AccountsRepository,
   AdventureOwners,
@@ -11,21 +16,36 @@ import {
   keysEqual,
 } from '@chronicle/accounts';
 import type { AppConfig } from '@chronicle/platform';
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { answerFor, errorBody } from '../http/error.filter';
+import { isUuid } from '../http/path-params.pipe';
 import { AUTH_CONFIG } from './auth.config';
-import { attachRequestUser, type RequestUser } from './request-user';
+import { isAdminPath, isOpenRequest } from './open-paths';
+import { attachRequestUser, requestUserOf, type RequestUser } from './request-user';
 import { STARTS_TURN } from './starts-turn.decorator';
 
-// Every /v1 request passes here, in this order: who is asking (an API key, or the admin key for
-// /v1/admin), how often they may ask (Redis counters shared by every API instance), and whether
-// the adventure in the path is theirs. Ownership is checked here, once, for every route under
-// /v1/adventures/:id — streams, events, export, time travel and memories included — so no use
-// case can forget it. Another user's adventure is answered exactly like a missing one: 404.
+// One guard decides every request, in two steps.
+//
+// `admit` runs first, before routing, for every request whatever its path: only the explicit
+// allow-list (OPEN_PATHS, matched as sent) is open; every other request — a route, a typo, a
+// case, slash, percent-encoding, dot-segment or `;params` spelling of either — needs a key. A
+// path any router could read as /v1/admin needs the admin key; everything else a user's key.
+// So no spelling can reach a handler unauthenticated, whatever Express's matching does.
+//
+// `canActivate` runs on the route Express matched (case-sensitive and strict, see
+// configureHttp): it refuses a route the first step did not authenticate for (fail closed),
+// then how often they may ask (Redis counters shared by every API instance), whether the
+// adventure in the path is theirs, and the daily model budget. Ownership is checked here, once,
+// for every route under /v1/adventures/:id — streams, events, export, time travel and memories
+// included — so no use case can forget it. Another user's adventure is answered exactly like a
+// missing one: 404.
 
 const ADVENTURE_ROUTE = /^\/v1\/adventures\/:(\w+)(?:\/|$)/;
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The routes that give their caller a new adventure, held to LIMITS.adventuresPerUser. */
 const CREATES_ADVENTURE = new Set(['POST /v1/adventures', 'POST /v1/adventures/import']);
+
+type AdmittedRequest = Request & { chronicleAdmin?: boolean };
 
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -38,16 +58,31 @@ export class AccessGuard implements CanActivate {
     private readonly limiter: RateLimiter,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (context.getType() !== 'http') return true;
-    const req = context.switchToHttp().getRequest<Request>();
-    if (!isV1(req.path)) return true;
-    const route: string = (req.route as { path?: string } | undefined)?.path ?? req.path;
-    const token = bearerToken(req);
+  /** Express middleware, mounted before every route and static file (see configureHttp). */
+  readonly admit = (req: Request, res: Response, next: NextFunction): void => {
+    if (isOpenRequest(req.method, req.url)) return next();
+    this.identify(req).then(
+      () => next(),
+      (error: unknown) => {
+        const answer = answerFor(error);
+        if (!answer) return next(error);
+        if (answer.retryAfterSeconds !== undefined) {
+          res.setHeader('Retry-After', String(Math.max(1, Math.ceil(answer.retryAfterSeconds))));
+        }
+        res.status(answer.status).json(errorBody(answer.status, answer.message));
+      },
+    );
+  };
 
-    if (route === '/v1/admin' || route.startsWith('/v1/admin/')) {
+  /** Who is asking: the admin (for any spelling of /v1/admin) or a user with a current key. */
+  private async identify(req: AdmittedRequest): Promise<void> {
+    const token = bearerToken(req);
+    if (isAdminPath(req.url)) {
       const admin = this.config.adminApiKey;
-      if (admin !== undefined && token !== null && keysEqual(token, admin)) return true;
+      if (admin !== undefined && token !== null && keysEqual(token, admin)) {
+        req.chronicleAdmin = true;
+        return;
+      }
       await this.countAnonymous(req);
       throw new UnauthorizedError(
         admin === undefined
@@ -55,7 +90,6 @@ export class AccessGuard implements CanActivate {
           : 'admin routes need the admin key: send "Authorization: Bearer <ADMIN_API_KEY>"',
       );
     }
-
     const authenticated = token === null ? null : await this.accounts.authenticate(token);
     if (!authenticated) {
       await this.countAnonymous(req);
@@ -65,13 +99,28 @@ export class AccessGuard implements CanActivate {
           : 'this API key is unknown or revoked: send "Authorization: Bearer <your API key>" with a current key',
       );
     }
-    const user: RequestUser = {
+    attachRequestUser(req, {
       id: authenticated.user.id,
       name: authenticated.user.name,
       keyId: authenticated.keyId,
       dailyTokenBudget: authenticated.user.dailyTokenBudget,
-    };
-    attachRequestUser(req, user);
+    });
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const req = context.switchToHttp().getRequest<AdmittedRequest>();
+    if (isOpenRequest(req.method, req.url)) return true;
+    const route: string = (req.route as { path?: string } | undefined)?.path ?? req.path;
+
+    if (route === '/v1/admin' || route.startsWith('/v1/admin/')) {
+      if (req.chronicleAdmin === true) return true;
+      throw new UnauthorizedError('admin routes need the admin key');
+    }
+    const user = requestUserOf(req);
+    // `admit` did not authenticate this request (it is not mounted, or the route is an admin
+    // one it read otherwise): nothing is served without a key.
+    if (!user) throw new UnauthorizedError('an API key is required');
 
     const startsTurn =
       this.reflector.getAllAndOverride<boolean>(STARTS_TURN, [
@@ -84,7 +133,7 @@ export class AccessGuard implements CanActivate {
       startsTurn
         ? this.count('turns', user.keyId, this.config.rateLimitTurnsPerMinute, 'turns')
         : READS.has(req.method)
-          ? undefined
+          ? this.count('reads', user.keyId, this.config.rateLimitReadsPerMinute, 'reads')
           : this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes'),
       this.assertOwnsAdventureIn(req, route, user),
       startsTurn
@@ -115,6 +164,11 @@ export class AccessGuard implements CanActivate {
     const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
     if (adventureParam === undefined) return;
     const adventureId = String(req.params[adventureParam]);
+    if (!isUuid(adventureId)) {
+      throw new InvalidCommandError(
+        `path parameter ${adventureParam} must be a UUID (an adventure id); got "${adventureId.slice(0, 40)}"`,
+      );
+    }
     if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
       throw new NotFoundError(`adventure ${adventureId} not found`);
     }
@@ -131,7 +185,10 @@ export class AccessGuard implements CanActivate {
     }
   }
 
-  /** Requests without a valid key, per client address: bounds key guessing and anonymous load. */
+  /**
+   * Requests without a valid key, per client address (behind a proxy, TRUST_PROXY decides
+   * which address that is): bounds key guessing and anonymous load.
+   */
   private countAnonymous(req: Request) {
     const address = req.ip ?? req.socket.remoteAddress ?? 'unknown';
     return this.count(
@@ -141,10 +198,6 @@ export class AccessGuard implements CanActivate {
       'requests without a valid key',
     );
   }
-}
-
-function isV1(path: string): boolean {
-  return path === '/v1' || path.startsWith('/v1/');
 }
 
 function bearerToken(req: Request): string | null {

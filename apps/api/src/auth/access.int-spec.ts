@@ -9,7 +9,7 @@ import { startApiHarness, aScenario, type ApiHarness } from '../../test/api.harn
 // key, with a revoked key and with another user's key; admin routes; rate limits and their
 // reset; the daily token budget; every limit breached once; mass assignment.
 
-const ADMIN = 'admin-key-for-access-spec';
+const ADMIN = 'admin-key-for-access-spec-32-characters';
 
 interface Reply {
   status: number;
@@ -28,7 +28,11 @@ function client(harness: ApiHarness) {
     const headers: Record<string, string> = {};
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (method === 'GET' || method === 'HEAD') body = undefined;
-    if (body !== undefined || raw !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined || raw !== undefined) {
+      // The import takes NDJSON only (anything else is a 415).
+      headers['content-type'] =
+        path === '/v1/adventures/import' ? 'application/x-ndjson' : 'application/json';
+    }
     const response = await fetch(`${harness.baseUrl}${path}`, {
       method,
       headers,
@@ -393,7 +397,7 @@ describe('rate limits and the daily budget', () => {
     const { usage } = (narrated.events[0] as { data: { usage: Usage } }).data;
     await harness.app
       .get(DailyTokenBudget)
-      .recordNarration(user.id, usage.promptTokens + usage.completionTokens, new Date());
+      .recordSpend(user.id, { ...usage, model: 'paid-model' }, new Date());
     const refused = await call('POST', `/v1/adventures/${body.id}/actions`, key, {
       type: 'do',
       text: 'more',

@@ -17,9 +17,11 @@ export class AuthModule {
       controllers: [AdminAccountsController],
       providers: [
         { provide: AUTH_CONFIG, useValue: config },
-        { provide: APP_GUARD, useClass: AccessGuard },
+        AccessGuard,
+        { provide: APP_GUARD, useExisting: AccessGuard },
         DevelopmentKey,
       ],
+      exports: [AccessGuard],
     };
   }
 }

@@ -22,6 +22,11 @@ export function attachRequestUser(req: Request, user: RequestUser): void {
   currentLogContext().userId = user.id;
 }
 
+/** The user the access guard authenticated for `req`; undefined when it authenticated none. */
+export function requestUserOf(req: Request): RequestUser | undefined {
+  return (req as WithUser).chronicleUser;
+}
+
 /** The user id of the request being served; throws outside an authenticated request. */
 export function requestUserId(): string {
   const userId = currentLogContext().userId;

@@ -6,37 +6,64 @@ import {
   HttpStatus,
   Logger,
 } from '@nestjs/common';
+import { isDomainError, type DomainErrorKind } from '@chronicle/adventure';
+import { EventIdReuseError, StreamVersionConflictError } from '@chronicle/event-store';
 import type { Response } from 'express';
 
-// One place maps every error to HTTP: domain errors carry a `kind`
-// (conflict → 409, not_found → 404, invalid → 400, limit → 413/422,
-// rate_limited → 429) and a message that says what to fix; anything else is a
-// 500 whose details stay in the log, never in the response.
+// One place maps every error to HTTP. Only known error classes are answered by their kind —
+// DomainError and its subclasses (the adventure's, the accounts'), and the event store's
+// conflicts — with a message that says what to fix; anything else, an object with a `kind` of
+// its own included (a model provider's error), is a 500 whose details stay in the log, never in
+// the response.
 
-interface DomainLikeError {
-  kind: string;
-  message: string;
-  retryAfterSeconds?: number;
-}
-
-const STATUS_BY_KIND: Record<string, number> = {
+const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   conflict: HttpStatus.CONFLICT,
   not_found: HttpStatus.NOT_FOUND,
   invalid: HttpStatus.BAD_REQUEST,
-  unauthorized: HttpStatus.UNAUTHORIZED,
-  forbidden: HttpStatus.FORBIDDEN,
-  too_large: HttpStatus.PAYLOAD_TOO_LARGE,
   limit: HttpStatus.UNPROCESSABLE_ENTITY,
+  unprocessable: HttpStatus.UNPROCESSABLE_ENTITY,
+  unauthorized: HttpStatus.UNAUTHORIZED,
   rate_limited: HttpStatus.TOO_MANY_REQUESTS,
-  unavailable: HttpStatus.SERVICE_UNAVAILABLE,
 };
 
-function isDomainError(error: unknown): error is DomainLikeError {
-  return (
-    error instanceof Error &&
-    typeof (error as unknown as DomainLikeError).kind === 'string' &&
-    (error as unknown as DomainLikeError).kind in STATUS_BY_KIND
-  );
+/** A write that lost the race to the stream's head more often than its retries allow. */
+const CONFLICT_MESSAGE =
+  'the adventure changed while this request was being decided (other writes won the race); send it again';
+
+interface Answer {
+  status: number;
+  message: string | string[];
+  retryAfterSeconds?: number;
+}
+
+/** The answer for a known error class; null for anything else (a 500). */
+export function answerFor(exception: unknown): Answer | null {
+  if (isDomainError(exception)) {
+    const retryAfterSeconds = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    return {
+      status: STATUS_BY_KIND[exception.kind],
+      message: exception.message,
+      ...(typeof retryAfterSeconds === 'number' && { retryAfterSeconds }),
+    };
+  }
+  if (exception instanceof StreamVersionConflictError) {
+    return { status: STATUS_BY_KIND[exception.kind], message: CONFLICT_MESSAGE };
+  }
+  if (exception instanceof EventIdReuseError) {
+    return {
+      status: STATUS_BY_KIND[exception.kind],
+      message: 'these ids were already used by another request; send new ids',
+    };
+  }
+  if (exception instanceof HttpException) {
+    const body = exception.getResponse();
+    const message =
+      typeof body === 'string'
+        ? body
+        : ((body as { message?: string | string[] }).message ?? exception.message);
+    return { status: exception.getStatus(), message };
+  }
+  return null;
 }
 
 export function errorBody(status: number, message: string | string[]) {
@@ -59,25 +86,13 @@ export class ErrorFilter implements ExceptionFilter {
       response.end();
       return;
     }
-    if (isDomainError(exception)) {
-      const status = STATUS_BY_KIND[exception.kind];
-      if (exception.retryAfterSeconds !== undefined) {
-        response.setHeader(
-          'Retry-After',
-          String(Math.max(1, Math.ceil(exception.retryAfterSeconds))),
-        );
+    const answer = answerFor(exception);
+    if (answer) {
+      if (answer.retryAfterSeconds !== undefined) {
+        response.setHeader('Retry-After', String(Math.max(1, Math.ceil(answer.retryAfterSeconds))));
       }
-      response.status(status).json(errorBody(status, exception.message));
-      return;
-    }
-    if (exception instanceof HttpException) {
-      const status = exception.getStatus();
-      const body = exception.getResponse();
-      const message =
-        typeof body === 'string'
-          ? body
-          : ((body as { message?: string | string[] }).message ?? exception.message);
-      response.status(status).json(errorBody(status, message));
+      if (answer.status >= 500) this.logger.error(exception as Error);
+      response.status(answer.status).json(errorBody(answer.status, answer.message));
       return;
     }
     this.logger.error(exception instanceof Error ? exception : String(exception));

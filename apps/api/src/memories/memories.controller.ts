@@ -1,3 +1,4 @@
+import { CallsModel } from '../auth/starts-turn.decorator';
 import {
   Body,
   Controller,
@@ -82,6 +83,8 @@ export class MemoriesController {
   @HttpCode(HttpStatus.OK)
   @ApiOperation({ summary: 'Write the summary again from the memories and the story, now' })
   @ApiResponse({ status: 502, description: 'The summarizer failed; the summary is unchanged' })
+  @ApiResponse({ status: 429, description: 'The turn limit or the daily model budget is spent' })
+  @CallsModel()
   regenerate(@Param('id') id: string) {
     return this.memories.regenerateSummary(id);
   }

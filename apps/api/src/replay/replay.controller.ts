@@ -6,7 +6,6 @@ import {
   HttpCode,
   HttpStatus,
   Param,
-  ParseIntPipe,
   Post,
   Req,
   Res,
@@ -16,6 +15,7 @@ import { IsString, MaxLength, MinLength } from 'class-validator';
 import { LIMITS } from '@chronicle/adventure';
 import type { Request, Response } from 'express';
 import { ReplayUseCase } from './replay.use-case';
+import { StreamVersionPipe } from '../http/path-params.pipe';
 
 export class ReplayRequestDto {
   @ApiProperty({ description: 'The adventure to rebuild from its first event.' })
@@ -25,10 +25,7 @@ export class ReplayRequestDto {
   adventureId!: string;
 }
 
-const versionPipe = new ParseIntPipe({
-  exceptionFactory: () =>
-    new BadRequestException('version must be a stream version (a whole number)'),
-});
+const versionPipe = new StreamVersionPipe();
 
 // Closed to every key but ADMIN_API_KEY (the access guard checks every /v1/admin route):
 // replaying any adventure reads every player's story.

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { AppConfig } from '@chronicle/platform';
+import { APP_CONFIG } from '../app-config.token';
 import { projectionView, storyPath } from '@chronicle/adventure';
 import {
   AdventureReplayer,
@@ -11,6 +13,8 @@ import {
 } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { currentOwnerId, requestMetadata } from '../http/request-actor';
+import { assertModelAllowed } from '../adventures/model-policy';
+import { turnIdFor } from '../adventures/turn-id';
 
 /** Story actions (with texts) in a time-travel answer: the newest ones at that version. */
 const AT_VERSION_ACTIONS = 20;
@@ -25,6 +29,7 @@ export class ReplayUseCase {
     private readonly eventStore: EventStoreRepository,
     private readonly adventures: AdventureCommandHandler,
     snapshots: SnapshotRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.replayer = new AdventureReplayer(eventStore, snapshots);
   }
@@ -63,10 +68,13 @@ export class ReplayUseCase {
   }
 
   importLog(text: string): Promise<ImportedAdventure> {
+    const adventureId = randomUUID();
     return importAdventure(this.eventStore, text, {
-      adventureId: randomUUID(),
+      adventureId,
       ownerId: currentOwnerId(),
       actor: requestMetadata().actor,
+      turnIdOf: (turnId) => turnIdFor(adventureId, turnId),
+      checkModel: (model) => assertModelAllowed(model, this.config),
     });
   }
 }

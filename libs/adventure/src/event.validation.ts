@@ -1,0 +1,294 @@
+// Checks a recorded event as the live API would have made it: the same field checks and limits
+// as the deciders apply to commands, and the same preconditions on the state before it (a turn
+// starts only when none is in flight, a narration answers the turn in flight, an action id is
+// new). Used where events arrive already made — an import — so a file cannot put into the log
+// what no request could. Errors name the field.
+
+import { InvalidCommandError, LimitExceededError } from './adventure.errors';
+import type { AdventureEvent, StoryCard } from './adventure.events';
+import { LIMITS } from './adventure.limits';
+import { turnStatus } from './adventure.queries';
+import { nodeOf, type AdventureState } from './adventure.state';
+import {
+  MAX_TITLE_CHARS,
+  checkCanon,
+  checkCardFields,
+  checkId,
+  checkPersona,
+  checkSettings,
+  checkText,
+} from './adventure.validation';
+
+/** Nested deeper than any event the service writes. */
+export const MAX_EVENT_DEPTH = 32;
+/** Entries in any one list of an event (state events, rejections, a manifest's sections…). */
+const MAX_LIST_ITEMS = 1_000;
+const MODEL_CALL_PURPOSES = new Set(['narration', 'memory', 'summary', 'embedding', 'retrieval']);
+
+function invalid(message: string): never {
+  throw new InvalidCommandError(message);
+}
+
+/**
+ * Every string anywhere in `value`: no NUL (Postgres refuses it in jsonb), no lone surrogate,
+ * at most proseChars; nesting and list lengths bounded. Names the first bad field by its path.
+ */
+export function checkJsonValue(path: string, value: unknown, depth = 0): void {
+  if (depth > MAX_EVENT_DEPTH) invalid(`${path} nests more than ${MAX_EVENT_DEPTH} deep`);
+  if (typeof value === 'string') {
+    checkText(path, value, { max: LIMITS.proseChars });
+    return;
+  }
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) invalid(`${path} must be a finite number`);
+    return;
+  }
+  if (value === null || typeof value === 'boolean') return;
+  if (Array.isArray(value)) {
+    if (value.length > MAX_LIST_ITEMS) invalid(`${path} has more than ${MAX_LIST_ITEMS} entries`);
+    value.forEach((item, index) => checkJsonValue(`${path}[${index}]`, item, depth + 1));
+    return;
+  }
+  if (typeof value === 'object') {
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      checkText(`${path} key`, key, { max: LIMITS.idChars });
+      checkJsonValue(`${path}.${key}`, item, depth + 1);
+    }
+    return;
+  }
+  invalid(`${path} is not JSON`);
+}
+
+function checkCount(field: string, value: unknown, { min = 0, max = 2_000_000_000 } = {}): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    invalid(`${field} must be a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function checkUsage(field: string, usage: unknown): void {
+  if (typeof usage !== 'object' || usage === null) invalid(`${field} must be an object`);
+  const u = usage as Record<string, unknown>;
+  checkCount(`${field}.promptTokens`, u.promptTokens);
+  checkCount(`${field}.completionTokens`, u.completionTokens);
+  if (u.cachedTokens !== undefined) checkCount(`${field}.cachedTokens`, u.cachedTokens);
+  if (u.model !== undefined) checkText(`${field}.model`, u.model, { max: 200 });
+}
+
+function checkStoryCard(field: string, card: unknown): void {
+  if (typeof card !== 'object' || card === null) invalid(`${field} must be an object`);
+  const { id, ...fields } = card as StoryCard;
+  checkId(`${field}.id`, id);
+  try {
+    checkCardFields(fields);
+  } catch (error) {
+    invalid(`${field}: ${(error as Error).message}`);
+  }
+  if (typeof fields.name !== 'string') invalid(`${field}.name is missing`);
+}
+
+function requireNoTurnInFlight(state: AdventureState): void {
+  if (state.inFlight) {
+    invalid(`a turn starts while turn ${state.inFlight.turnId} is still in flight`);
+  }
+}
+
+function requireTurnInFlight(state: AdventureState, turnId: unknown): void {
+  if (!state.inFlight || state.inFlight.turnId !== turnId) {
+    invalid(`turnId ${JSON.stringify(turnId)} is not the turn in flight`);
+  }
+}
+
+function requireNewAction(state: AdventureState, actionId: string): void {
+  if (nodeOf(state, actionId)) invalid(`action id ${actionId} is already used in this adventure`);
+}
+
+function requireNewTurn(state: AdventureState, turnId: string): void {
+  if (turnStatus(state, turnId)) invalid(`turn id ${turnId} is already used in this adventure`);
+}
+
+/** Throws InvalidCommandError naming the field when the live API could not have written it. */
+// eslint-disable-next-line max-lines-per-function -- one switch over every event type, each checking its own fields; the cases are the event catalogue
+export function checkRecordedEvent(event: AdventureEvent, before: AdventureState): void {
+  checkJsonValue('data', event.data);
+  const prose = { max: LIMITS.proseChars };
+  switch (event.type) {
+    case 'AdventureCreated': {
+      const d = event.data;
+      checkText('data.title', d.title, { max: MAX_TITLE_CHARS, required: true });
+      checkText('data.opening', d.opening, { ...prose, required: true });
+      checkText('data.plotEssentials', d.plotEssentials, prose);
+      checkText('data.authorsNote', d.authorsNote, prose);
+      checkText('data.aiInstructions', d.aiInstructions, prose);
+      checkPersona(d.persona);
+      checkCanon(d.canon);
+      if (typeof d.placeholders !== 'object' || d.placeholders === null) {
+        invalid('data.placeholders must be an object');
+      }
+      for (const [name, answer] of Object.entries(d.placeholders)) {
+        checkText(`data.placeholders.${name}`, answer, { max: LIMITS.placeholderAnswerChars });
+      }
+      if (!Array.isArray(d.storyCards)) invalid('data.storyCards must be a list');
+      if (d.storyCards.length > LIMITS.storyCardsPerAdventure) {
+        throw new LimitExceededError(
+          `data.storyCards holds ${d.storyCards.length} cards; an adventure holds at most ${LIMITS.storyCardsPerAdventure} (limit storyCardsPerAdventure)`,
+        );
+      }
+      d.storyCards.forEach((card, index) => checkStoryCard(`data.storyCards[${index}]`, card));
+      if (typeof d.settings !== 'object' || d.settings === null) {
+        invalid('data.settings must be an object');
+      }
+      checkSettings(d.settings as unknown as Record<string, unknown>);
+      checkId('data.openingAction.id', d.openingAction?.id);
+      checkCount('data.openingAction.tokens', d.openingAction?.tokens);
+      return;
+    }
+    case 'AdventureEdited': {
+      const d = event.data;
+      if (d.title !== undefined) {
+        checkText('data.title', d.title, { max: MAX_TITLE_CHARS, required: true });
+      }
+      for (const field of ['plotEssentials', 'authorsNote', 'aiInstructions'] as const) {
+        if (d[field] !== undefined) checkText(`data.${field}`, d[field], prose);
+      }
+      if (d.persona !== undefined) checkPersona(d.persona);
+      if (d.canon !== undefined) checkCanon(d.canon);
+      if (d.settings !== undefined) {
+        if (typeof d.settings !== 'object' || d.settings === null) {
+          invalid('data.settings must be an object');
+        }
+        checkSettings(d.settings as Record<string, unknown>);
+      }
+      return;
+    }
+    case 'StoryCardAdded':
+      checkStoryCard('data.card', event.data.card);
+      if (before.cards.some((card) => card.id === event.data.card.id)) {
+        invalid(`story card ${event.data.card.id} already exists`);
+      }
+      if (before.cards.length + 1 > LIMITS.storyCardsPerAdventure) {
+        throw new LimitExceededError(
+          `an adventure holds at most ${LIMITS.storyCardsPerAdventure} story cards (limit storyCardsPerAdventure)`,
+        );
+      }
+      return;
+    case 'StoryCardEdited':
+      checkId('data.cardId', event.data.cardId);
+      if (typeof event.data.changes !== 'object' || event.data.changes === null) {
+        invalid('data.changes must be an object');
+      }
+      checkCardFields(event.data.changes);
+      return;
+    case 'StoryCardRemoved':
+      checkId('data.cardId', event.data.cardId);
+      return;
+    case 'PlayerActed': {
+      const d = event.data;
+      requireNoTurnInFlight(before);
+      checkId('data.turnId', d.turnId);
+      requireNewTurn(before, d.turnId);
+      if (!['do', 'say', 'story', 'continue'].includes(d.inputType)) {
+        invalid(`data.inputType ${JSON.stringify(d.inputType)} is not do, say, story or continue`);
+      }
+      if (d.inputType === 'continue') {
+        if (d.action !== null) invalid('data.action must be null for continue');
+        return;
+      }
+      if (typeof d.action !== 'object' || d.action === null) invalid('data.action is missing');
+      checkId('data.action.id', d.action.id);
+      requireNewAction(before, d.action.id);
+      checkText('data.action.text', d.action.text, { max: LIMITS.actionChars });
+      checkCount('data.action.tokens', d.action.tokens);
+      return;
+    }
+    case 'RetryRequested':
+      requireNoTurnInFlight(before);
+      checkId('data.turnId', event.data.turnId);
+      requireNewTurn(before, event.data.turnId);
+      checkId('data.replacesActionId', event.data.replacesActionId);
+      return;
+    case 'Narrated': {
+      const d = event.data;
+      requireTurnInFlight(before, d.turnId);
+      checkId('data.action.id', d.action?.id);
+      requireNewAction(before, d.action.id);
+      checkText('data.action.text', d.action.text, { ...prose, required: true });
+      checkCount('data.action.tokens', d.action.tokens);
+      if (!Array.isArray(d.accepted)) invalid('data.accepted must be a list');
+      if (!Array.isArray(d.rejected)) invalid('data.rejected must be a list');
+      checkUsage('data.usage', d.usage);
+      checkText('data.model', d.model, { max: 200 });
+      if (d.narrator !== 'offline' && d.narrator !== 'remote') {
+        invalid('data.narrator must be "offline" or "remote"');
+      }
+      checkCount('data.latencyMs', d.latencyMs);
+      return;
+    }
+    case 'NarrationFailed':
+      requireTurnInFlight(before, event.data.turnId);
+      checkText('data.message', event.data.message, { max: LIMITS.textChars });
+      checkCount('data.attempts', event.data.attempts, { max: 1_000 });
+      return;
+    case 'NarrationCancelled':
+      requireTurnInFlight(before, event.data.turnId);
+      return;
+    case 'HeadMoved':
+      requireNoTurnInFlight(before);
+      checkId('data.from', event.data.from);
+      checkId('data.to', event.data.to);
+      return;
+    case 'ActionEdited':
+      checkId('data.actionId', event.data.actionId);
+      checkText('data.text', event.data.text, prose);
+      checkCount('data.tokens', event.data.tokens);
+      return;
+    case 'ActionErased':
+      checkId('data.actionId', event.data.actionId);
+      return;
+    case 'NarrativeStateCorrected':
+      checkId('data.anchorActionId', event.data.anchorActionId);
+      return;
+    case 'StateEventRetconned':
+      checkId('data.actionId', event.data.actionId);
+      checkCount('data.index', event.data.index, { max: MAX_LIST_ITEMS });
+      return;
+    case 'ModelUsageRecorded':
+      if (!MODEL_CALL_PURPOSES.has(event.data.purpose)) {
+        invalid(`data.purpose ${JSON.stringify(event.data.purpose)} is not a model call purpose`);
+      }
+      checkUsage('data.usage', event.data.usage);
+      return;
+    case 'MemoryWritten':
+      checkId('data.memoryId', event.data.memoryId);
+      checkText('data.text', event.data.text, { max: LIMITS.memoryTextChars, required: true });
+      if (before.memory.memories.length + 1 > LIMITS.memoriesPerAdventure) {
+        throw new LimitExceededError(
+          `an adventure holds at most ${LIMITS.memoriesPerAdventure} memories (limit memoriesPerAdventure)`,
+        );
+      }
+      if (event.data.usage !== undefined) checkUsage('data.usage', event.data.usage);
+      return;
+    case 'MemoryEdited':
+      checkId('data.memoryId', event.data.memoryId);
+      checkText('data.text', event.data.text, { max: LIMITS.memoryTextChars, required: true });
+      return;
+    case 'MemoryPinned':
+    case 'MemoryUnpinned':
+    case 'MemoryDeleted':
+      checkId('data.memoryId', event.data.memoryId);
+      return;
+    case 'MemoryForgotten':
+      if (!Array.isArray(event.data.memoryIds)) invalid('data.memoryIds must be a list');
+      event.data.memoryIds.forEach((id, index) => checkId(`data.memoryIds[${index}]`, id));
+      return;
+    case 'MemoriesUsed':
+      checkId('data.turnId', event.data.turnId);
+      if (!Array.isArray(event.data.memoryIds)) invalid('data.memoryIds must be a list');
+      return;
+    case 'SummaryWritten':
+      checkId('data.summaryId', event.data.summaryId);
+      checkText('data.text', event.data.text, prose);
+      if (event.data.usage !== undefined) checkUsage('data.usage', event.data.usage);
+      return;
+  }
+}
