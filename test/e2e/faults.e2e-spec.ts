@@ -95,6 +95,8 @@ it('records NarrationFailed after three 500s, ends the stream with error, and un
     expect(typeof message).toBe('string');
     expect(message).not.toBe('');
     expect(message).not.toContain('test-key');
+    // a provider's 5xx is the stable code model_unreachable, in the stream and in the log
+    expect((stream.final as { code?: unknown }).code).toBe('model_unreachable');
     expect(chatRequests().length - before).toBe(3);
 
     const { narrated, failed } = await narratedFor(adventureId, accepted.body.turnId);
@@ -103,9 +105,12 @@ it('records NarrationFailed after three 500s, ends the stream with error, and un
     expect(failed[0].data.attempts).toBe(3);
     // NarrationFailed v2 names the plain message `message` (v1 called it `error`).
     expect(failed[0].data.message).toBe(message);
+    expect(failed[0].data.code).toBe('model_unreachable');
     expect(failed[0].data.message).not.toContain('test-key');
     const status = await client.turn(adventureId, accepted.body.turnId);
-    expect(status.body).toEqual(expect.objectContaining({ status: 'failed' }));
+    expect(status.body).toEqual(
+      expect.objectContaining({ status: 'failed', code: 'model_unreachable' }),
+    );
 
     // the adventure accepts a new action, and it narrates
     const next = await client.play(adventureId, 'do', 'pay the harbour fee again');

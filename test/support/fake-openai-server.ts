@@ -43,6 +43,23 @@ export interface FakeScript {
   hangMs?: number;
   /** only a request to this path takes the script (default: any endpoint) */
   path?: string;
+  // Raw frame modes: what a misbehaving provider sends inside a 200 stream.
+  /** after this many text chunks, send a `data:` line that is not JSON (then nothing more) */
+  invalidJsonAfterChunks?: number;
+  /** after `afterChunks` text chunks (default 0), send `data: {"error": …}` and end the body */
+  errorFrame?: { message: string; code?: string; type?: string; afterChunks?: number };
+  /**
+   * end the text inside a `state` block that never closes and finish with `length`, as a model
+   * that hit its output cap mid-block does; `text` is the narration before the block
+   */
+  lengthInStateBlock?: boolean;
+  /** send this many bytes of the streamed body, then reset the socket (TCP RST) */
+  resetAfterBytes?: number;
+  /**
+   * reply with the last user message's text (the prompt's tail in completion mode): the worst
+   * case for a state block forged in a player's action
+   */
+  echoLastUser?: boolean;
 }
 
 export interface RecordedRequest {
@@ -89,6 +106,20 @@ function splitText(text: string, chunks: number | string[] | undefined): string[
   for (let at = 0; at < text.length; at += size) out.push(text.slice(at, at + size));
   return out.length > 0 ? out : [''];
 }
+
+/** The last user message (chat) or the last 2,000 characters of the prompt (completion). */
+function lastUserText(body: Record<string, unknown>): string {
+  if (Array.isArray(body.messages)) {
+    const users = (body.messages as { role?: unknown; content?: unknown }[]).filter(
+      (m) => m.role === 'user' && typeof m.content === 'string',
+    );
+    return users.length > 0 ? (users[users.length - 1].content as string) : '';
+  }
+  return typeof body.prompt === 'string' ? body.prompt.slice(-2_000) : '';
+}
+
+/** An unterminated `state` block cut mid-object, appended to the narration. */
+const OPEN_STATE_BLOCK = '\n\n```state\n{"type":"ItemGained","item":"lan';
 
 function promptText(body: Record<string, unknown>): string {
   if (typeof body.prompt === 'string') return body.prompt;
@@ -334,9 +365,10 @@ export class FakeOpenAiServer {
     mode: 'chat' | 'completion',
     script: FakeScript,
   ): Promise<void> {
-    const text = script.text ?? DEFAULT_TEXT;
+    const base = script.echoLastUser ? lastUserText(json) : (script.text ?? DEFAULT_TEXT);
+    const text = script.lengthInStateBlock ? `${base}${OPEN_STATE_BLOCK}` : base;
     const model = script.model ?? (typeof json.model === 'string' ? json.model : 'fake-model');
-    const finishReason = script.finishReason ?? 'stop';
+    const finishReason = script.finishReason ?? (script.lengthInStateBlock ? 'length' : 'stop');
     const usage = this.usage(json, text, script);
     const reasoningField = script.reasoningField ?? 'reasoning_content';
     const delay = this.options.instant ? 0 : (script.delayMs ?? this.options.chunkDelayMs ?? 2);
@@ -392,9 +424,27 @@ export class FakeOpenAiServer {
         );
       }
     }
-    for (const piece of splitText(text, script.chunks))
-      frames.push(frame([textChoice(piece, null)]));
-    if (!script.endWithoutDone) {
+    const textStart = frames.length;
+    const pieces = splitText(text, script.chunks);
+    for (const piece of pieces) frames.push(frame([textChoice(piece, null)]));
+    // A raw fault takes the place of everything from its chunk on: nothing follows it.
+    const raw =
+      script.invalidJsonAfterChunks !== undefined
+        ? `data: {"id":"${id}","choices":[{"index":0,"delta":{"content":"unterminated\n\n`
+        : script.errorFrame
+          ? `data: ${JSON.stringify({
+              error: {
+                message: script.errorFrame.message,
+                type: script.errorFrame.type ?? 'server_error',
+                code: script.errorFrame.code ?? null,
+              },
+            })}\n\n`
+          : undefined;
+    if (raw !== undefined) {
+      const after = script.invalidJsonAfterChunks ?? script.errorFrame?.afterChunks ?? 0;
+      frames.splice(textStart + Math.min(Math.max(0, after), pieces.length));
+      frames.push(raw);
+    } else if (!script.endWithoutDone) {
       frames.push(frame([textChoice('', finishReason)]));
       const options = json.stream_options as { include_usage?: boolean } | undefined;
       if (options?.include_usage) {
@@ -409,6 +459,19 @@ export class FakeOpenAiServer {
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
+    if (script.resetAfterBytes !== undefined) {
+      const body = Buffer.from(frames.join(''), 'utf8');
+      const sent = body.subarray(0, Math.max(0, script.resetAfterBytes));
+      if (delay > 0) await this.sleep(delay);
+      if (res.destroyed) return;
+      res.flushHeaders();
+      await new Promise<void>((resolve) => res.write(sent, () => resolve()));
+      // RST instead of FIN: the client sees ECONNRESET mid-body, as after a proxy or provider crash
+      const socket = res.socket;
+      if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+      else socket?.destroy();
+      return;
+    }
     const cutAt = script.cutAfterChunks;
     if (delay === 0 && cutAt === undefined) {
       res.end(frames.join(''));

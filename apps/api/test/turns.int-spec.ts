@@ -274,7 +274,10 @@ describe('cancel, narrative state and context', () => {
     );
     expect(cancel).toMatchObject({ status: 200, body: { status: 'cancelled' } });
     const entries = await api.app.get(TurnStreamPublisher).entries(turn.body.turnId);
-    expect(entries.at(-1)).toMatchObject({ event: 'error', data: { cancelled: true } });
+    expect(entries.at(-1)).toMatchObject({
+      event: 'error',
+      data: { code: 'cancelled', cancelled: true },
+    });
     const again = await api.request(
       'POST',
       `/v1/adventures/${id}/turns/${turn.body.turnId}/cancel`,
@@ -403,6 +406,35 @@ describe('GET …/turns/:turnId/stream', () => {
         },
       }),
     ]);
+  });
+
+  it('closes a failed turn from the log with its stable code when the stream has expired', async () => {
+    const id = await newAdventure();
+    const turn = await act(id, { type: 'do', text: 'wait for the model' });
+    const turnId = turn.body.turnId as string;
+    await api.adventures.handle(
+      id,
+      {
+        type: 'RecordNarrationFailure',
+        data: { turnId, code: 'model_timeout', error: 'The model took too long.', attempts: 3 },
+      },
+      { actor: 'worker:context' },
+    );
+    const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
+    await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
+    const result = await readTurnStream(`${api.baseUrl}${turn.body.stream}`, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
+      reconnect: false,
+      timeoutMs: 10_000,
+    });
+    expect(result.frames).toEqual([
+      expect.objectContaining({
+        event: 'error',
+        data: { code: 'model_timeout', message: 'The model took too long.' },
+      }),
+    ]);
+    const status = await api.request('GET', `/v1/adventures/${id}/turns/${turnId}`);
+    expect(status.body).toMatchObject({ status: 'failed', code: 'model_timeout' });
   });
 
   it('404s an unknown turn and 400s a malformed Last-Event-ID', async () => {

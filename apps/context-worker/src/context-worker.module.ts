@@ -12,6 +12,7 @@ import { MemoryRetrieval } from './memory-retrieval';
 import { modelClientProviders } from './model-client.provider';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { NarrateProcessor } from './narrate.processor';
+import { TurnReconciler } from './turn.reconciler';
 import { WORKER_CONFIG } from './worker-config.token';
 
 /** The narrate worker's BullMQ options, from configuration. */
@@ -61,8 +62,9 @@ export class ContextWorkerModule {
         MemoryRetrieval,
         NarrateTurnUseCase,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
+        TurnReconciler,
       ],
-      exports: [NarrateTurnUseCase],
+      exports: [NarrateTurnUseCase, TurnReconciler],
     };
   }
 }

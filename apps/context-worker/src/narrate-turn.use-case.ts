@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import {
+  NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
   TurnNotInFlightError,
+  type NarrationFailureCode,
   type AdventureCommand,
   type AdventureState,
   type Keyed,
@@ -18,14 +20,15 @@ import {
 import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
 import { parseReply, referee } from '@chronicle/narrative';
 import {
+  asDependencyUnavailable,
   ControlPlane,
   describeError,
   TurnCancelledSignal,
   type AppConfig,
 } from '@chronicle/platform';
-import { TURN_STREAM_REDIS, TurnStreamPublisher } from '@chronicle/turn-stream';
-import type Redis from 'ioredis';
+import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { MemoryRetrieval } from './memory-retrieval';
+import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { ProseStreamFilter } from './prose-stream.filter';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -38,12 +41,23 @@ export interface NarrateTurnInput {
   attempt: number;
   /** The attempts this job has; the last one records NarrationFailed instead of retrying. */
   maxAttempts: number;
+  /**
+   * This attempt's fencing token (the job's lock token: a worker that takes a stalled job over
+   * gets a new one). Only the attempt holding the turn stream's fence writes to it.
+   */
+  fence: string;
 }
 
 export type NarrateOutcome =
   | { status: 'narrated'; actionId: string; version: number }
-  | { status: 'failed'; error: string }
-  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' };
+  | { status: 'failed'; code: NarrationFailureCode; error: string }
+  | { status: 'skipped'; reason: 'not-in-flight' | 'cancelled' | 'fenced' };
+
+/** Why a turn failed, as recorded in NarrationFailed and sent in the stream's `error` frame. */
+export interface TurnFailure {
+  code: NarrationFailureCode;
+  message: string;
+}
 
 /**
  * The worker is shutting down mid-turn: the job goes back to the queue for another worker,
@@ -59,6 +73,45 @@ export class TurnReleasedError extends Error {
 const ONLY_BLOCK =
   'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
 
+/**
+ * Postgres or Redis is unreachable: the job waits `delayMs` and runs again, without spending an
+ * attempt (the turn is not at fault; NARRATE_TURN_DEADLINE_MS bounds how long it may wait).
+ */
+export class TurnDeferredError extends Error {
+  constructor(
+    readonly turnId: string,
+    readonly delayMs: number,
+    cause: string,
+  ) {
+    super(`turn ${turnId} deferred for ${delayMs} ms: ${cause}`);
+    this.name = 'TurnDeferredError';
+  }
+}
+
+/**
+ * Whether another attempt has claimed the turn's stream since this one did (this one lost its
+ * job's lock: a blocked event loop, SIGSTOP). A fenced-out attempt writes nothing more to the
+ * stream, but it keeps narrating: its Narrated may still be the one that wins the log (only one
+ * can), and on a loaded machine the attempt that took over may lose its lock too.
+ */
+class Fence {
+  private out = false;
+
+  get isOut(): boolean {
+    return this.out;
+  }
+
+  lost(): void {
+    this.out = true;
+  }
+}
+
+/** How long a turn waits for an unreachable Postgres or Redis before it runs again. */
+const DEFER_MS = 2_000;
+/** Backoff of a final failure that cannot be recorded yet: 0.5 s doubling up to 10 s. */
+const RECORD_RETRY_FIRST_MS = 500;
+const RECORD_RETRY_MAX_MS = 10_000;
+
 /** The model replied, but with nothing a player can read: worth another attempt. */
 function onlyBlockError(): ModelError {
   return new ModelError({
@@ -70,8 +123,6 @@ function onlyBlockError(): ModelError {
 }
 
 const ACTOR = 'worker:context';
-const UNEXPECTED_FAILURE =
-  'The narration failed because of an internal error; the turn was not saved. Try again.';
 
 /**
  * Step 2 of the turn (see notes/turn-design.md): one narrate job, from the projection to the
@@ -85,7 +136,6 @@ export class NarrateTurnUseCase {
   constructor(
     private readonly adventures: AdventureCommandHandler,
     private readonly stream: TurnStreamPublisher,
-    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
     private readonly controlPlane: ControlPlane,
     private readonly memories: MemoryRetrieval,
     @Inject(MODEL_CLIENT) private readonly model: ModelClient,
@@ -99,15 +149,16 @@ export class NarrateTurnUseCase {
     // Registered before anything is read, so a cancel that arrives while the projection loads
     // still reaches the model call.
     const turn = this.controlPlane.registerTurn(turnId);
+    const fence = new Fence();
     try {
       const state = await this.adventures.load(adventureId);
       if (!state || state.inFlight?.turnId !== turnId) {
         this.logger.log({ msg: 'turn is not in flight; nothing to do' });
         return { status: 'skipped', reason: 'not-in-flight' };
       }
-      return await this.narrate(state, input, turn.signal);
+      return await this.narrate(state, input, turn.signal, fence);
     } catch (error) {
-      return await this.onError(error, input, turn.signal);
+      return await this.onError(error, input, turn.signal, fence);
     } finally {
       turn.release();
     }
@@ -117,15 +168,14 @@ export class NarrateTurnUseCase {
     state: AdventureState,
     input: NarrateTurnInput,
     signal: AbortSignal,
+    fence: Fence,
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
-    // Whether this is a re-run is Redis's to say, the prompt the log's: asked side by side, and
-    // the `reset` (whatever an earlier attempt streamed is void) is written before any chunk.
-    const resetting = (
-      input.attempt > 1 ? Promise.resolve(true) : this.streamHasOutput(turnId)
-    ).then(async (rerun) => {
-      if (rerun) await this.stream.publish(turnId, 'reset', {});
-    });
+    const token = input.fence;
+    // Claiming the stream's fence and building the prompt go side by side. The claim writes
+    // `reset` (whatever an earlier attempt streamed is void) before any chunk of this attempt
+    // when there was an earlier one or the stream holds output (Redis's to say, in one script).
+    const resetting = this.stream.claim(turnId, token, input.attempt > 1);
     const prompting = this.memories.retrieve(state).then(async (memories) => ({
       memories,
       built: await buildTurnContext(this.adventures, state, {
@@ -152,12 +202,17 @@ export class NarrateTurnUseCase {
         return;
       }
       const entries = (batch = [{ event, data: { text } }]);
-      publishing.push(
-        new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-          batch = null;
-          return this.stream.publishMany(turnId, entries);
-        }),
-      );
+      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        batch = null;
+        if (fence.isOut) return;
+        if (!(await this.stream.publishFenced(turnId, token, entries))) {
+          fence.lost();
+          this.logger.warn({ msg: 'another attempt claimed the turn; this one streams no more' });
+        }
+      });
+      // Awaited below; a model stream that throws first must not leave it unhandled.
+      written.catch(() => undefined);
+      publishing.push(written);
     };
     let reply = '';
     let reasoning = '';
@@ -251,13 +306,19 @@ export class NarrateTurnUseCase {
             { ...done.usage, model: done.model },
             ...(retrievalUsage ? [retrievalUsage] : []),
           ]),
-      this.stream.publish(turnId, 'done', {
-        action: { id: actionId, text: parsed.narration, type: 'ai' },
-        turnId,
-        version,
-        narrator: this.label.narrator,
-        model: done.model,
-      }),
+      // The winner's `done`, even when this attempt was fenced out after its append won: the
+      // stream then gets `reset` and this attempt's whole text first (see publishDone). A
+      // duplicate (another attempt's Narrated is the log's) publishes nothing: its text is not
+      // the one recorded, and the winner, or the API reading the log, ends the stream.
+      handled.duplicate
+        ? undefined
+        : this.stream.publishDone(turnId, token, parsed.narration, {
+            action: { id: actionId, text: parsed.narration, type: 'ai' },
+            turnId,
+            version,
+            narrator: this.label.narrator,
+            model: done.model,
+          }),
     ]);
     this.logger.log({
       msg: 'narrated',
@@ -277,6 +338,7 @@ export class NarrateTurnUseCase {
     error: unknown,
     input: NarrateTurnInput,
     signal: AbortSignal,
+    fence: Fence,
   ): Promise<NarrateOutcome> {
     if (error instanceof TurnNotInFlightError || signal.reason instanceof TurnCancelledSignal) {
       // Cancelled (or finished by someone else) while we worked: the API has recorded and
@@ -285,6 +347,23 @@ export class NarrateTurnUseCase {
       return { status: 'skipped', reason: 'cancelled' };
     }
     if (signal.aborted) throw new TurnReleasedError(input.turnId);
+    if (fence.isOut) {
+      // This attempt lost its job's lock and another has the turn now: a failure here is that
+      // one's to handle (retry or record), not this one's.
+      this.logger.warn({
+        msg: 'a fenced-out attempt failed; the turn is left to the one that claimed it',
+        error: describeError(error),
+      });
+      return { status: 'skipped', reason: 'fenced' };
+    }
+    const unavailable = asDependencyUnavailable(error);
+    if (unavailable) {
+      this.logger.warn({
+        msg: 'a dependency is unreachable; the turn waits',
+        error: unavailable.message,
+      });
+      throw new TurnDeferredError(input.turnId, DEFER_MS, unavailable.message);
+    }
 
     const retryable = isModelError(error) ? error.retryable : true;
     const lastAttempt = input.attempt >= input.maxAttempts;
@@ -303,19 +382,50 @@ export class NarrateTurnUseCase {
       // events and the player get the player's.
       this.logger.warn({ msg: 'narration failed', kind: error.kind, error: error.message });
     }
-    const message = isModelError(error) ? error.playerMessage : UNEXPECTED_FAILURE;
-    await this.recordFailure(input.adventureId, input.turnId, message, input.attempt);
-    return { status: 'failed', error: message };
+    const failure = failureOf(error);
+    await this.recordFailureUntilRecorded(input, failure, signal);
+    return { status: 'failed', code: failure.code, error: failure.message };
+  }
+
+  /**
+   * A final failure must reach the log, or the turn would stay in flight: tried again with
+   * backoff while Postgres is unreachable, for as long as this job holds its lock (BullMQ renews
+   * it while we wait). A worker shutting down hands the job back instead.
+   */
+  private async recordFailureUntilRecorded(
+    input: NarrateTurnInput,
+    failure: TurnFailure,
+    signal: AbortSignal,
+  ): Promise<void> {
+    for (let delay = RECORD_RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RECORD_RETRY_MAX_MS)) {
+      try {
+        await this.recordFailure(input.adventureId, input.turnId, failure, input.attempt);
+        return;
+      } catch (error) {
+        if (!asDependencyUnavailable(error)) throw error;
+        this.logger.warn({
+          msg: 'could not record the failed turn yet; trying again',
+          error: describeError(error),
+          retryInMs: delay,
+        });
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      if (signal.aborted) throw new TurnReleasedError(input.turnId);
+    }
   }
 
   /**
    * Records that the turn failed and tells the client; a turn that is no longer in flight is
-   * left alone. Also called when BullMQ gives up on a job by itself (stalled too often).
+   * left alone (returns false). Also called when BullMQ gives up on a job by itself (stalled too
+   * often) and by the reconciler (a turn lost or past its deadline).
    */
   async recordFailure(
     adventureId: string,
     turnId: string,
-    message: string,
+    failure: TurnFailure,
     attempts: number,
   ): Promise<boolean> {
     try {
@@ -324,7 +434,12 @@ export class NarrateTurnUseCase {
         {
           type: 'RecordNarrationFailure',
           key: deterministicEventId(turnId, 'narration-failed'),
-          data: { turnId, error: message, attempts: Math.max(1, attempts) },
+          data: {
+            turnId,
+            code: failure.code,
+            error: failure.message,
+            attempts: Math.max(1, attempts),
+          },
         },
         { actor: ACTOR, causationId: turnId },
       );
@@ -332,8 +447,18 @@ export class NarrateTurnUseCase {
       if (error instanceof TurnNotInFlightError) return false;
       throw error;
     }
-    await this.stream.publish(turnId, 'error', { message });
-    this.logger.warn({ msg: 'narration failed', error: message, attempts });
+    // The log has the outcome; a client whose stream misses this frame reads it from there.
+    await this.stream
+      .publish(turnId, 'error', { code: failure.code, message: failure.message })
+      .catch((error: unknown) =>
+        this.logger.warn({ msg: "could not end the turn's stream", error: describeError(error) }),
+      );
+    this.logger.warn({
+      msg: 'narration failed',
+      code: failure.code,
+      error: failure.message,
+      attempts,
+    });
     return true;
   }
 
@@ -354,16 +479,12 @@ export class NarrateTurnUseCase {
       }),
     );
   }
+}
 
-  /** True when an earlier run of this turn already streamed something past the player's entry. */
-  private async streamHasOutput(turnId: string): Promise<boolean> {
-    const last = (await this.redis.xrevrange(this.stream.key(turnId), '+', '-', 'COUNT', 1)) as [
-      string,
-      string[],
-    ][];
-    if (last.length === 0) return false;
-    const fields = last[0][1];
-    const event = fields[fields.indexOf('event') + 1];
-    return event !== 'player';
-  }
+/** The code and message of a final failure; a model error keeps its own, more specific, message. */
+export function failureOf(error: unknown): TurnFailure {
+  if (isModelError(error))
+    // The player's words, never the provider's (which may name endpoints or keys).
+    return { code: FAILURE_CODE_OF_KIND[error.kind], message: error.playerMessage };
+  return { code: 'internal', message: NARRATION_FAILURE_MESSAGES.internal };
 }

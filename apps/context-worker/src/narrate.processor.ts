@@ -2,9 +2,12 @@ import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type NarrateJob } from '@chronicle/queue';
+import { randomUUID } from 'node:crypto';
+import { NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import {
   NarrateTurnUseCase,
+  TurnDeferredError,
   TurnReleasedError,
   type NarrateOutcome,
 } from './narrate-turn.use-case';
@@ -13,8 +16,13 @@ import { WORKER_CONFIG } from './worker-config.token';
 /** The jobs this processor answers, checked against the registry at start-up. */
 export const NARRATE_HANDLERS = [{ jobName: JobName.NarrateTurn }] as const;
 
-const FAILED_BY_QUEUE =
-  'The narration could not be finished: the worker running it stopped too many times. Try again.';
+/** BullMQ's reason for a job it failed because its lock lapsed more than maxStalledCount times. */
+const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
+
+const FAILED_BY_QUEUE = {
+  code: 'lost',
+  message: `${NARRATION_FAILURE_MESSAGES.lost} (The worker running it stopped too many times.)`,
+} as const;
 
 /**
  * The narrate queue's consumer: job bookkeeping only (log context, roll-call tracking, the
@@ -65,11 +73,15 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
           jobId,
           attempt,
           maxAttempts: this.maxAttempts(job),
+          // The lock token is the attempt's fence: a worker that takes a stalled job over has
+          // another, so the one that lost the lock can no longer write the turn's stream.
+          fence: token ?? randomUUID(),
         });
       } catch (error) {
-        if (error instanceof TurnReleasedError) {
-          // Back to the queue at once for another worker, without spending an attempt.
-          await job.moveToDelayed(Date.now(), token);
+        if (error instanceof TurnReleasedError || error instanceof TurnDeferredError) {
+          // Back to the queue (at once, or after the wait) without spending an attempt.
+          const delay = error instanceof TurnDeferredError ? error.delayMs : 0;
+          await job.moveToDelayed(Date.now() + delay, token);
           throw new DelayedError(error.message);
         }
         throw error;
@@ -101,8 +113,25 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     const final = job.attemptsMade >= this.maxAttempts(job) || error instanceof UnrecoverableError;
     if (!final) return;
     const { adventureId, turnId } = job.data;
+    if (STALLED_TOO_OFTEN.test(error.message)) {
+      // A job whose lock lapsed too often (a loaded machine, a frozen worker) may still have an
+      // attempt alive and about to finish; the reconciler puts the failed job back, and ends the
+      // turn as `lost` only once RECONCILE_MAX_REQUEUES is spent.
+      this.logger.warn({
+        msg: 'narrate job stalled too often; left to the reconciler',
+        adventureId,
+        turnId,
+        jobId: job.id,
+      });
+      return;
+    }
     await withLogContext({ adventureId, turnId, jobId: job.id }, async () => {
       try {
+        this.logger.warn({
+          msg: 'narrate job failed for good; recording the turn as lost',
+          error: describeError(error),
+          attemptsMade: job.attemptsMade,
+        });
         await this.narrateTurn.recordFailure(
           adventureId,
           turnId,

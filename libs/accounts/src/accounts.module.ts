@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
-import { closeRedis, createCommandConnection } from '@chronicle/platform';
+import { closeRedis, COMMAND_TIMEOUT_MS, createCommandConnection } from '@chronicle/platform';
 import type Redis from 'ioredis';
 import type { Kysely } from 'kysely';
 import { AccountsRepository } from './accounts.repository';
@@ -39,7 +39,9 @@ export class AccountsModule {
       providers: [
         {
           provide: ACCOUNTS_REDIS,
-          useFactory: () => createCommandConnection(options.redisUrl, 'chronicle-rate-limits'),
+          // Rate limits and budgets sit in front of every request: a frozen Redis is a 503, not a hang.
+          useFactory: () =>
+            createCommandConnection(options.redisUrl, 'chronicle-rate-limits', COMMAND_TIMEOUT_MS),
         },
         AccountsRedisCloser,
         {

@@ -168,7 +168,13 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
   if (draft.inFlight) {
     const failed: AdventureEvent = {
       type: 'NarrationFailed',
-      data: { turnId: draft.inFlight.turnId, message: IMPORTED_IN_FLIGHT_MESSAGE, attempts: 0 },
+      data: {
+        turnId: draft.inFlight.turnId,
+        // Its job stayed where it came from: lost to this installation.
+        code: 'lost',
+        message: IMPORTED_IN_FLIGHT_MESSAGE,
+        attempts: 0,
+      },
     };
     const version = draft.version + 1;
     evolveInPlace(draft, { ...failed, version } as RecordedAdventureEvent);

@@ -223,11 +223,17 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
     );
 
     const [read] = (await events.readStream(streamId, { from: state.version + 1 })).map(toRecorded);
-    expect(read.data).toEqual({ turnId, message: 'the model timed out', attempts: 3 });
+    expect(read.data).toEqual({
+      turnId,
+      code: 'model_timeout',
+      message: 'the model timed out',
+      attempts: 3,
+    });
     const loaded = await fresh(1_000_000).load(adventureId);
     expect(turnStatus(loaded!, turnId)).toEqual({
       status: 'failed',
       error: 'the model timed out',
+      code: 'model_timeout',
     });
     const row = await sql<{ schema_version: number; data: unknown }>`
       SELECT schema_version, data FROM events WHERE stream_id = ${streamId} AND type = 'NarrationFailed'

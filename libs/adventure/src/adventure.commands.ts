@@ -17,6 +17,7 @@ import type {
   TokenEncoding,
   Usage,
 } from './adventure.events';
+import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 
 /** A story card as a command gives it: the descriptive fields may be left out. */
@@ -102,7 +103,8 @@ export type RecordNarration = {
 };
 export type RecordNarrationFailure = {
   type: 'RecordNarrationFailure';
-  data: { turnId: string; error: string; attempts: number };
+  /** `code` defaults to the one the message's words stand for (`internal` when none fits). */
+  data: { turnId: string; error: string; attempts: number; code?: NarrationFailureCode };
 };
 /** A model call no other event records (an embedding batch, a reply that could not be used). */
 export type RecordModelUsage = {

@@ -36,6 +36,7 @@ import {
   checkText,
 } from './adventure.validation';
 import type { MemoriesUsed } from './memory.events';
+import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
 
@@ -182,11 +183,17 @@ export function decide(
 
     case 'RecordNarrationFailure': {
       const { turnId, error, attempts } = command.data;
+      const code = command.data.code ?? failureCodeOfMessage(String(error));
+      if (!isNarrationFailureCode(code)) {
+        throw new InvalidCommandError(`unknown narration failure code "${String(code)}"`);
+      }
       requireTurnInFlight(state, turnId);
       if (!Number.isInteger(attempts) || attempts < 1) {
         throw new InvalidCommandError('attempts must be a positive integer');
       }
-      return [{ type: 'NarrationFailed', data: { turnId, message: String(error), attempts } }];
+      return [
+        { type: 'NarrationFailed', data: { turnId, code, message: String(error), attempts } },
+      ];
     }
 
     case 'CancelTurn': {

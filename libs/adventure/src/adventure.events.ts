@@ -5,6 +5,7 @@
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
+import type { NarrationFailureCode } from './narration-failure';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
 
@@ -164,10 +165,13 @@ export type RetryRequested = {
   data: { turnId: string; replacesActionId: string };
 };
 export type Narrated = { type: 'Narrated'; data: NarratedData };
-/** v1 named the message `error`; v2 calls it `message`, like the turn stream's `error` frame. */
+/**
+ * v1 named the message `error`; v2 calls it `message`, like the turn stream's `error` frame; v3
+ * adds the stable `code` a client switches on (see narration-failure.ts).
+ */
 export type NarrationFailed = {
   type: 'NarrationFailed';
-  data: { turnId: string; message: string; attempts: number };
+  data: { turnId: string; code: NarrationFailureCode; message: string; attempts: number };
 };
 export type NarrationCancelled = { type: 'NarrationCancelled'; data: { turnId: string } };
 export type HeadMoved = {
@@ -230,7 +234,7 @@ export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>>
   PlayerActed: 1,
   RetryRequested: 1,
   Narrated: 1,
-  NarrationFailed: 2,
+  NarrationFailed: 3,
   NarrationCancelled: 1,
   HeadMoved: 1,
   ActionEdited: 1,

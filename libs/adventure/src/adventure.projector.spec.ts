@@ -81,6 +81,7 @@ describe('adventure projector', () => {
     expect(turnStatus(history.state, turnId)).toEqual({
       status: 'failed',
       error: 'model unreachable',
+      code: 'model_unreachable',
     });
     const second = history.act('continue');
     expect(history.state.inFlight?.kind).toBe('continue');

@@ -427,7 +427,13 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         moveHead(draft, node.id, version);
       }
       finishTurn(draft, d.turnId);
-      recordOutcome(draft, { turnId: d.turnId, status: 'done', actionId: node.id, error: null });
+      recordOutcome(draft, {
+        turnId: d.turnId,
+        status: 'done',
+        actionId: node.id,
+        error: null,
+        code: null,
+      });
       draft.lastContext = {
         turnId: d.turnId,
         actionId: node.id,
@@ -444,6 +450,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         status: 'failed',
         actionId: null,
         error: event.data.message,
+        code: event.data.code,
       });
       return;
 
@@ -454,6 +461,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         status: 'cancelled',
         actionId: null,
         error: 'cancelled',
+        code: 'cancelled',
       });
       return;
 

@@ -4,6 +4,7 @@
 
 import type { NarrativeState, Rejection } from '@chronicle/narrative';
 import type { AdventureEvent } from './adventure.events';
+import { failureCodeOfMessage, type NarrationFailureCode } from './narration-failure';
 import { nodeOf, type AdventureState, type PathEntry, type TurnOutcome } from './adventure.state';
 
 export interface StoryReadOptions {
@@ -78,7 +79,7 @@ export function narrativeForTurn(state: AdventureState): NarrativeState {
 export type TurnStatus =
   | { status: 'queued'; actionId: string | null }
   | { status: 'done'; actionId: string }
-  | { status: 'failed'; error: string }
+  | { status: 'failed'; error: string; code: NarrationFailureCode }
   | { status: 'cancelled' };
 
 /**
@@ -96,7 +97,11 @@ export function turnStatus(state: AdventureState, turnId: string): TurnStatus | 
     case 'done':
       return { status: 'done', actionId: outcome.actionId ?? '' };
     case 'failed':
-      return { status: 'failed', error: outcome.error ?? '' };
+      return {
+        status: 'failed',
+        error: outcome.error ?? '',
+        code: outcome.code ?? failureCodeOfMessage(outcome.error ?? ''),
+      };
     case 'cancelled':
       return { status: 'cancelled' };
   }

@@ -12,15 +12,16 @@ import type {
 } from './adventure.events';
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
+import type { NarrationFailureCode } from './narration-failure';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. How a
+ * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 4;
+export const projectorVersion = 5;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -78,6 +79,8 @@ export interface TurnOutcome {
   /** The AI action written when done. */
   actionId: string | null;
   error: string | null;
+  /** Why it failed or was cancelled, as NarrationFailed's stable code; null when done. */
+  code: NarrationFailureCode | null;
 }
 
 /** How many finished turns keep their outcome in the projection (newest last). */

@@ -50,10 +50,53 @@ describe('upcasting', () => {
 });
 
 describe('adventure upcasters', () => {
-  it('reads a v1 NarrationFailed (`error`) as v2 (`message`)', () => {
-    expect(EVENT_SCHEMA_VERSIONS.NarrationFailed).toBe(2);
+  it("reads a v1 NarrationFailed (`error`) as today's (`message`, and the code it stands for)", () => {
+    expect(EVENT_SCHEMA_VERSIONS.NarrationFailed).toBe(3);
     expect(
       upcast('NarrationFailed', 1, { turnId: 't-1', error: 'model unreachable', attempts: 3 }),
-    ).toEqual({ turnId: 't-1', message: 'model unreachable', attempts: 3 });
+    ).toEqual({
+      turnId: 't-1',
+      code: 'model_unreachable',
+      message: 'model unreachable',
+      attempts: 3,
+    });
+  });
+
+  it.each([
+    [
+      'The model provider at http://x/v1 refused the API key (HTTP 401): check the API key',
+      'model_unauthorized',
+    ],
+    [
+      'The model "m" or the endpoint path was not found at http://x/v1 (HTTP 404)',
+      'model_not_found',
+    ],
+    [
+      'The model provider is limiting how fast requests may be sent (HTTP 429, a burst limit)',
+      'model_rate_limited',
+    ],
+    ['The model "m" took longer than 120 s to answer the narration request.', 'model_timeout'],
+    ['Nothing is listening at http://x/v1: start the model server', 'model_unreachable'],
+    ['The model provider had an internal error (HTTP 500) during narration.', 'model_unreachable'],
+    ['The model provider rejected the narration request for "m" (HTTP 400).', 'model_bad_request'],
+    [
+      'The connection to the model provider closed before the narration was finished',
+      'model_stream_broken',
+    ],
+    [
+      'The narration could not be finished: the worker running it stopped too many times. Try again.',
+      'lost',
+    ],
+    [
+      'The narration failed because of an internal error; the turn was not saved. Try again.',
+      'internal',
+    ],
+  ])('reads a v2 NarrationFailed "%s" with code %s', (message, code) => {
+    expect(upcast('NarrationFailed', 2, { turnId: 't-1', message, attempts: 3 })).toEqual({
+      turnId: 't-1',
+      code,
+      message,
+      attempts: 3,
+    });
   });
 });

@@ -3,6 +3,7 @@
 // alone, so a replay of the same log always reads the same events.
 
 import { EVENT_SCHEMA_VERSIONS } from './adventure.events';
+import { failureCodeOfMessage } from './narration-failure';
 
 /** Turns `data` written at version N into the shape of version N + 1. */
 export type UpcastStep = (data: unknown) => unknown;
@@ -82,6 +83,12 @@ export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {
     1: (data) => {
       const { error, ...rest } = data as { error?: unknown };
       return { ...rest, message: typeof error === 'string' ? error : String(error ?? '') };
+    },
+    // v2 → v3 `{turnId, code, message, attempts}`: the code the message of that release stood
+    // for (its messages were fixed texts, told apart by their words), `internal` when none fits.
+    2: (data) => {
+      const { message } = data as { message?: unknown };
+      return { ...(data as object), code: failureCodeOfMessage(String(message ?? '')) };
     },
   },
 };

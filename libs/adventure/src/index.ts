@@ -8,6 +8,7 @@ export * from './adventure.decider';
 export * from './adventure.queries';
 export * from './adventure.validation';
 export * from './event.upcaster';
+export * from './narration-failure';
 export * from './player-input.format';
 export * from './memory.events';
 export * from './memory.state';

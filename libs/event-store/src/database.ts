@@ -47,6 +47,15 @@ export interface SnapshotsTable {
   created_at: Generated<Date>;
 }
 
+/** Kept by a trigger on events (see the 20261201110000 migration); the reconciler's own count. */
+export interface TurnsInFlightTable {
+  stream_id: string;
+  turn_id: string;
+  started_at: Date;
+  requeues: Generated<number>;
+  requeued_at: Date | null;
+}
+
 /** Derived vectors, content-addressed by (model, text_hash); see libs/memory-store. */
 export interface MemoryEmbeddingsTable {
   model: string;
@@ -84,6 +93,8 @@ export interface Database {
   events: EventsTable;
   outbox: OutboxTable;
   snapshots: SnapshotsTable;
+  turns_in_flight: TurnsInFlightTable;
+
   memory_embeddings: MemoryEmbeddingsTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
@@ -124,7 +135,8 @@ export function createDatabase(connectionString: string, poolSize = 10): Kysely<
     Client: PreparingClient,
     connectionString,
     max: poolSize,
-    connectionTimeoutMillis: 5_000,
+    // Below the API's 3 s answer bound: a request while Postgres is unreachable gets its 503 in time.
+    connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
   });
   // An idle client that loses its server (Postgres restarted) emits 'error' on

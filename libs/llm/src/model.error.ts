@@ -182,10 +182,10 @@ export function toModelError(error: unknown, ctx: ErrorContext): ModelError {
     return fromStatus(error, ctx, where);
   }
   if (error instanceof APIError) {
-    // an error object sent inside an otherwise good stream
+    // an error object sent inside an otherwise good stream: the stream broke, with a reason
     const detail = providerDetail(error, ctx.apiKey);
     return new ModelError({
-      kind: 'server',
+      kind: 'cut',
       retryable: true,
       message: `The model provider reported an error during ${ctx.operation}${detail ? `: ${detail}` : '.'}`,
     });

@@ -31,7 +31,13 @@ export async function runProcess(spec: ProcessSpec): Promise<void> {
   }
   const logger = new JsonLogger(spec.app, config.logLevel);
   try {
-    await ensureServices(config);
+    const redis = await ensureServices(config);
+    // Not fatal here: the process starts, /health answers 503 naming the problem, and the
+    // operator sees why in the log of every app.
+    if (redis.problem) logger.event('error', redis.problem, { check: 'redis-settings' });
+    for (const warning of redis.warnings) {
+      logger.event('warn', warning, { check: 'redis-settings' });
+    }
     await spec.migrate(config.databaseUrl);
   } catch (error) {
     if (error instanceof ServiceUnavailableError) {

@@ -20,6 +20,9 @@ export interface AppConfig {
   narrateAttempts: number;
   narrateConcurrency: number;
   narrateLockMs: number;
+  narrateTurnDeadlineMs: number;
+  reconcileIntervalMs: number;
+  reconcileMaxRequeues: number;
   memoryConcurrency: number;
   snapshotEvery: number;
   outboxSweepIntervalMs: number;
@@ -197,6 +200,27 @@ export const CONFIG_VARIABLES = [
     '30000',
     "How long a narrate job's lock lasts without renewal, and how often stalled jobs are looked for: a worker that died mid-turn has its job taken over within about twice this.",
     int(1000, 600000),
+  ),
+  v(
+    'NARRATE_TURN_DEADLINE_MS',
+    'narrateTurnDeadlineMs',
+    '600000',
+    'Longest a turn may stay in flight (queued, running or waiting for Postgres or Redis) before the reconciler ends it as NarrationFailed {code: "deadline"}.',
+    int(1000, 86_400_000),
+  ),
+  v(
+    'RECONCILE_INTERVAL_MS',
+    'reconcileIntervalMs',
+    '5000',
+    'How often the reconciler (one active per installation, in a context worker) compares the turns in flight in Postgres with their jobs in Redis and re-enqueues a missing, failed or stalled one: a lost job is back in the queue within twice this.',
+    int(100, 600_000),
+  ),
+  v(
+    'RECONCILE_MAX_REQUEUES',
+    'reconcileMaxRequeues',
+    '3',
+    'Times the reconciler re-enqueues one turn before it ends it as NarrationFailed {code: "lost"}.',
+    int(0, 100),
   ),
   v(
     'MEMORY_CONCURRENCY',

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { closeRedis, createProbeConnection } from './redis-connection.factory';
+import { judgeRedisSettings, readRedisSettings } from './redis-settings';
 import type { AppConfig } from './config';
 
 // Checked before Nest boots: a missing service is the most common first-run
@@ -64,18 +65,28 @@ export async function ensurePostgres(databaseUrl: string): Promise<void> {
   }
 }
 
-export async function ensureRedis(redisUrl: string): Promise<void> {
+/** What start-up found wrong with Redis's settings: logged, and /health reports the problem. */
+export interface RedisSettingsReport {
+  problem?: string;
+  warnings: string[];
+}
+
+export async function ensureRedis(redisUrl: string): Promise<RedisSettingsReport> {
   const redis = createProbeConnection(redisUrl, PREFLIGHT_TIMEOUT_MS);
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
+    await closeRedis(redis);
     throw new ServiceUnavailableError(
       'Redis',
       `Redis is not answering at ${where(redisUrl)} (${describe(error)}). Start it ` +
         `(redis-server --daemonize yes --bind 127.0.0.1 --port 6379; ` +
         `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
     );
+  }
+  try {
+    return judgeRedisSettings(await readRedisSettings(redis));
   } finally {
     await closeRedis(redis);
   }
@@ -83,7 +94,7 @@ export async function ensureRedis(redisUrl: string): Promise<void> {
 
 export async function ensureServices(
   config: Pick<AppConfig, 'databaseUrl' | 'redisUrl'>,
-): Promise<void> {
+): Promise<RedisSettingsReport> {
   await ensurePostgres(config.databaseUrl);
-  await ensureRedis(config.redisUrl);
+  return ensureRedis(config.redisUrl);
 }

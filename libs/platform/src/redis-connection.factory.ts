@@ -5,6 +5,12 @@
 import Redis, { type RedisOptions } from 'ioredis';
 
 const CONNECT_TIMEOUT_MS = 2_000;
+/**
+ * The longest a short command may wait for its answer on a connection that looks open (Redis
+ * frozen, or a network that drops packets without a reset): the caller behind an HTTP request
+ * gets an error (a 503) instead of a hang. Never set on connections that block (XREAD BLOCK).
+ */
+export const COMMAND_TIMEOUT_MS = 2_000;
 // ioredis waits this long for a closing socket's 'close' before destroying it,
 // and arms the wait even when the socket is already gone (Redis was down):
 // the default 2 s keeps a stopping process alive for nothing.
@@ -19,6 +25,7 @@ export function producerConnectionOptions(): RedisOptions {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     connectTimeout: CONNECT_TIMEOUT_MS,
+    commandTimeout: COMMAND_TIMEOUT_MS,
     disconnectTimeout: DISCONNECT_TIMEOUT_MS,
     retryStrategy: reconnectDelay,
   };
@@ -112,12 +119,18 @@ export async function waitForRedis(client: Redis, timeoutMs = 5_000): Promise<vo
  * rate limits, token counters): a couple of retries then an error, never an
  * unbounded wait; commands issued in the same tick share one round trip.
  */
-export function createCommandConnection(redisUrl: string, connectionName: string): Redis {
+export function createCommandConnection(
+  redisUrl: string,
+  connectionName: string,
+  /** COMMAND_TIMEOUT_MS for a connection that never blocks (its duplicates inherit it) */
+  commandTimeoutMs?: number,
+): Redis {
   const redis = new Redis(redisUrl, {
     maxRetriesPerRequest: 2,
     connectTimeout: CONNECT_TIMEOUT_MS,
     enableAutoPipelining: true,
     connectionName,
+    ...(commandTimeoutMs !== undefined && { commandTimeout: commandTimeoutMs }),
   });
   // Failures surface as rejected commands where they matter, and in /health.
   redis.on('error', () => undefined);

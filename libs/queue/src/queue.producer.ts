@@ -3,7 +3,12 @@
 // a random id or unbounded retention.
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { createProducerConnection, waitForRedis } from '@chronicle/platform';
+import {
+  createProducerConnection,
+  readRedisSettings,
+  waitForRedis,
+  type RedisSettings,
+} from '@chronicle/platform';
 import {
   ALL_QUEUES,
   type JobName,
@@ -110,6 +115,19 @@ export class QueueProducer {
       return answer === 'PONG';
     } catch {
       return false;
+    }
+  }
+
+  /** The Redis settings Chronicle depends on (see redis-settings.ts); null when Redis is down. */
+  async redisSettings(timeoutMs = 1_000): Promise<RedisSettings | null> {
+    try {
+      return await withTimeout(
+        readRedisSettings(this.connection),
+        timeoutMs,
+        'CONFIG GET timed out',
+      );
+    } catch {
+      return null;
     }
   }
 

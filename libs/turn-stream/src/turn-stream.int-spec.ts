@@ -98,4 +98,64 @@ describe('turn stream', () => {
       hub.close();
     }
   });
+
+  it('fences: after another attempt claims the turn, the first one writes nothing; the stream shows reset, then one take', async () => {
+    await publisher.publish('f1', 'player', { action: null });
+    expect(await publisher.claim('f1', 'attempt-a', false)).toBe(false); // nothing to reset yet
+    expect(
+      await publisher.publishFenced('f1', 'attempt-a', [{ event: 'chunk', data: { text: 'A1' } }]),
+    ).toBe(true);
+    // attempt A loses its lock; B takes the job over and claims the stream
+    expect(await publisher.claim('f1', 'attempt-b', false)).toBe(true); // A streamed: reset
+    expect(
+      await publisher.publishFenced('f1', 'attempt-a', [{ event: 'chunk', data: { text: 'A2' } }]),
+    ).toBe(false);
+    expect(
+      await publisher.publishFenced('f1', 'attempt-b', [{ event: 'chunk', data: { text: 'B1' } }]),
+    ).toBe(true);
+    expect(await publisher.publishDone('f1', 'attempt-b', 'B1', { turnId: 'f1' })).toBe(false);
+    const entries = await publisher.entries('f1');
+    expect(entries.map((e) => [e.event, e.data])).toEqual([
+      ['player', { action: null }],
+      ['chunk', { text: 'A1' }],
+      ['reset', {}],
+      ['chunk', { text: 'B1' }],
+      ['done', { turnId: 'f1' }],
+    ]);
+  });
+
+  it('gives a fenced-out attempt whose narration won the log a reset and its whole text before done', async () => {
+    await publisher.claim('f2', 'attempt-a', false);
+    await publisher.publishFenced('f2', 'attempt-a', [
+      { event: 'chunk', data: { text: 'A whole' } },
+    ]);
+    await publisher.claim('f2', 'attempt-b', true);
+    await publisher.publishFenced('f2', 'attempt-b', [
+      { event: 'chunk', data: { text: 'B part' } },
+    ]);
+    // A's Narrated was appended first: its done must not follow B's text
+    expect(await publisher.publishDone('f2', 'attempt-a', 'A whole take', { turnId: 'f2' })).toBe(
+      true,
+    );
+    expect(
+      await publisher.publishFenced('f2', 'attempt-b', [
+        { event: 'chunk', data: { text: 'B late' } },
+      ]),
+    ).toBe(false);
+    const events = (await publisher.entries('f2')).map((e) => [e.event, e.data]);
+    const lastReset = events.map(([event]) => event).lastIndexOf('reset');
+    expect(events.slice(lastReset)).toEqual([
+      ['reset', {}],
+      ['chunk', { text: 'A whole take' }],
+      ['done', { turnId: 'f2' }],
+    ]);
+  });
+
+  it('refuses fenced writes once the fence is gone (Redis lost its data)', async () => {
+    await publisher.claim('f3', 'attempt-a', false);
+    await redis.del(publisher.fenceKey('f3'));
+    expect(
+      await publisher.publishFenced('f3', 'attempt-a', [{ event: 'chunk', data: { text: 'x' } }]),
+    ).toBe(false);
+  });
 });

@@ -71,6 +71,75 @@ export class TurnStreamPublisher {
     return results.slice(0, entries.length).map(([, id]) => id as string);
   }
 
+  fenceKey(turnId: string): string {
+    return `${this.prefix}:turn-fence:${turnId}`;
+  }
+
+  /**
+   * Makes `token` the attempt whose output the turn's stream takes (see FENCED_PUBLISH): from
+   * here on only that attempt's entries are written. Adds `reset` when an earlier attempt may
+   * have streamed (`rerun`) or the stream holds anything past the player's entry; returns
+   * whether it did.
+   */
+  async claim(turnId: string, token: string, rerun: boolean): Promise<boolean> {
+    const reset = await this.redis.eval(
+      CLAIM,
+      2,
+      this.key(turnId),
+      this.fenceKey(turnId),
+      token,
+      String(TURN_STREAM_TTL_SECONDS),
+      String(MAX_ENTRIES),
+      rerun ? '1' : '0',
+    );
+    return reset === 1;
+  }
+
+  /**
+   * Writes the entries only while `token` holds the turn's fence; false (nothing written) once
+   * another attempt has claimed it, or the fence is gone (Redis lost its data): that attempt
+   * must stop streaming.
+   */
+  async publishFenced(
+    turnId: string,
+    token: string,
+    entries: readonly { event: TurnStreamEventName; data: unknown }[],
+  ): Promise<boolean> {
+    if (entries.length === 0) return true;
+    const written = await this.redis.eval(
+      FENCED_PUBLISH,
+      2,
+      this.key(turnId),
+      this.fenceKey(turnId),
+      token,
+      String(TURN_STREAM_TTL_SECONDS),
+      String(MAX_ENTRIES),
+      ...entries.flatMap(({ event, data }) => [event, JSON.stringify(data)]),
+    );
+    return written === 1;
+  }
+
+  /**
+   * The winning attempt's `done`. When another attempt has claimed the stream since (this one
+   * lost its lock but its Narrated was appended first), the stream is reset and given this
+   * attempt's whole text before `done`, so the client still sees one attempt's text after the
+   * last `reset`. Returns whether it had to.
+   */
+  async publishDone(turnId: string, token: string, text: string, done: unknown): Promise<boolean> {
+    const replayed = await this.redis.eval(
+      FENCED_DONE,
+      2,
+      this.key(turnId),
+      this.fenceKey(turnId),
+      token,
+      String(TURN_STREAM_TTL_SECONDS),
+      String(MAX_ENTRIES),
+      JSON.stringify({ text }),
+      JSON.stringify(done),
+    );
+    return replayed === 1;
+  }
+
   /** Everything the stream holds now, oldest first. */
   async entries(turnId: string, afterId = '0-0'): Promise<TurnStreamEntry[]> {
     const start = afterId === '0-0' ? '-' : `(${afterId}`;
@@ -78,6 +147,53 @@ export class TurnStreamPublisher {
     return rows.map(toEntry);
   }
 }
+
+// The fence: one key per turn holding the token of the attempt whose output the stream takes.
+// Checked and written in the same script as the XADDs, so an attempt that lost its job's lock
+// (its worker stalled, another took the job over and claimed the fence) cannot slip a chunk in
+// between the check and the write. KEYS: stream, fence. ARGV: token, ttl, maxlen, ...
+const CLAIM = `
+redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
+local reset = ARGV[4] == '1'
+if not reset then
+  local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if #last > 0 then
+    local fields = last[1][2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'event' and fields[i + 1] ~= 'player' then reset = true end
+    end
+  end
+end
+if reset then
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'reset', 'data', '{}')
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+const FENCED_PUBLISH = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+for i = 4, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+// ARGV[4]: the chunk {text} replayed when the fence moved; ARGV[5]: the done entry's data.
+const FENCED_DONE = `
+local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
+if replay then
+  redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'reset', 'data', '{}')
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'chunk', 'data', ARGV[4])
+end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'done', 'data', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+if replay then return 1 end
+return 0
+`;
 
 export function turnStreamKey(prefix: string, turnId: string): string {
   return `${prefix}:turn-stream:${turnId}`;

@@ -119,6 +119,7 @@ function finalFrame({ view, version }: FinishedTurn): TurnFrame {
   return {
     event: 'error',
     data: {
+      code: view.code ?? 'internal',
       message: view.error ?? 'the turn did not finish',
       ...(view.status === 'cancelled' ? { cancelled: true } : {}),
     },

@@ -4,6 +4,7 @@ import {
   requireNode,
   turnStatus,
   type AdventureState,
+  type NarrationFailureCode,
   type TurnOutcomeStatus,
 } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
@@ -20,6 +21,8 @@ export interface TurnView {
   status: TurnStatusName;
   action?: { id: string; type: 'ai'; text: string };
   error?: string;
+  /** The stable failure code (NarrationFailed's), when failed or cancelled. */
+  code?: NarrationFailureCode;
 }
 
 export const CANCELLED_MESSAGE = 'the turn was cancelled';
@@ -60,9 +63,9 @@ export class TurnsUseCase {
       case 'queued':
         return { turnId, status: 'queued' };
       case 'failed':
-        return { turnId, status: 'failed', error: known.error };
+        return { turnId, status: 'failed', error: known.error, code: known.code };
       case 'cancelled':
-        return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE };
+        return { turnId, status: 'cancelled', error: CANCELLED_MESSAGE, code: 'cancelled' };
       case 'done': {
         const node = requireNode(state, known.actionId);
         const [text] = await this.adventures.readActionTexts(adventureId, [node]);
@@ -84,7 +87,11 @@ export class TurnsUseCase {
     );
     await Promise.all([
       this.stream
-        .publish(turnId, 'error', { message: CANCELLED_MESSAGE, cancelled: true })
+        .publish(turnId, 'error', {
+          code: 'cancelled',
+          message: CANCELLED_MESSAGE,
+          cancelled: true,
+        })
         .catch((error: Error) =>
           this.logger.warn(`could not end the stream of turn ${turnId}: ${error.message}`),
         ),

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { isDomainError, type DomainErrorKind } from '@chronicle/adventure';
 import { EventIdReuseError, StreamVersionConflictError } from '@chronicle/event-store';
+import { asDependencyUnavailable, DependencyUnavailableError } from '@chronicle/platform';
 import type { Response } from 'express';
 
 // One place maps every error to HTTP. Only known error classes are answered by their kind —
@@ -46,6 +47,13 @@ export function answerFor(exception: unknown): Answer | null {
       ...(typeof retryAfterSeconds === 'number' && { retryAfterSeconds }),
     };
   }
+  if (exception instanceof DependencyUnavailableError) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      message: exception.message,
+      retryAfterSeconds: exception.retryAfterSeconds,
+    };
+  }
   if (exception instanceof StreamVersionConflictError) {
     return { status: STATUS_BY_KIND[exception.kind], message: CONFLICT_MESSAGE };
   }
@@ -79,8 +87,10 @@ export function errorBody(status: number, message: string | string[]) {
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
-  catch(exception: unknown, host: ArgumentsHost): void {
-    if (host.getType() !== 'http') throw exception;
+  catch(thrown: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw thrown;
+    // Postgres or Redis unreachable: a 503 with Retry-After (kind `unavailable`), not a 500.
+    const exception = asDependencyUnavailable(thrown) ?? thrown;
     const response = host.switchToHttp().getResponse<Response>();
     if (response.headersSent) {
       response.end();

@@ -5,11 +5,12 @@ import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
 import {
   adventureStreamId,
+  EVENT_SCHEMA_VERSIONS,
   type AdventureState,
   type CreateAdventure,
   type InputType,
 } from '@chronicle/adventure';
-import { AdventureCommandHandler } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, decideCommand, eventIdsFor } from '@chronicle/adventure-store';
 import { EventStoreRepository, type StoredEvent } from '@chronicle/event-store';
 import { ControlPlane, JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
 import { QueueProducer } from '@chronicle/queue';
@@ -125,6 +126,34 @@ export async function act(
   );
   await harness.stream.publish(turnId, 'player', { action: { id: actionId, text } });
   return { turnId, actionId, version: handled.state.version };
+}
+
+/** An action whose narrate job never reached Redis (no outbox row): the log only. */
+export async function actWithoutJob(
+  harness: WorkerHarness,
+  adventureId: string,
+  text: string,
+): Promise<{ turnId: string; actionId: string }> {
+  const turnId = randomUUID();
+  const actionId = randomUUID();
+  // Decided as the handler would, but appended past it: the handler always writes the job.
+  const state = await harness.adventures.get(adventureId);
+  const events = decideCommand(
+    { type: 'SubmitAction', data: { turnId, inputType: 'do', text, actionId } },
+    state,
+  );
+  await harness.events.appendToStream(
+    adventureStreamId(adventureId),
+    events.map((event, i) => ({
+      id: eventIdsFor(actionId, events.length)[i],
+      type: event.type,
+      schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
+      data: event.data,
+      metadata: { actor: 'test' },
+    })),
+    { expectedVersion: state.version },
+  );
+  return { turnId, actionId };
 }
 
 /** What the API does for `POST …/turns/:turnId/cancel`. */

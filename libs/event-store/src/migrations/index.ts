@@ -12,6 +12,7 @@ import * as createAccounts from './20251129210000-create-accounts';
 import * as snapshotsByVersionAsText from './20251130120000-snapshots-by-version-as-text';
 import * as snapshotsCompressed from './20251130150000-snapshots-compressed';
 import * as appendToStreamOneStatement from './20251201090000-append-to-stream-one-statement';
+import * as createTurnsInFlight from './20261201110000-create-turns-in-flight';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '20251130120000-snapshots-by-version-as-text': snapshotsByVersionAsText,
   '20251130150000-snapshots-compressed': snapshotsCompressed,
   '20251201090000-append-to-stream-one-statement': appendToStreamOneStatement,
+  '20261201110000-create-turns-in-flight': createTurnsInFlight,
 };

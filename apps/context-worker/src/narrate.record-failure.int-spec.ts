@@ -1,0 +1,104 @@
+// No turn stays in flight: the final failure of a turn whose database went away while the model
+// answered is recorded once Postgres is back (tried again with backoff), and a turn whose
+// database is away when its job starts waits without spending an attempt.
+import { withAdminClient } from '@chronicle/testing';
+import {
+  startFakeOpenAiServer,
+  type FakeOpenAiServer,
+} from '../../../test/support/fake-openai-server';
+import {
+  act,
+  createAdventure,
+  finishedStream,
+  readEvents,
+  sleep,
+  startWorkerHarness,
+  waitForTurnEnd,
+  type WorkerHarness,
+} from './testing/context-worker.harness';
+
+const CHAT = '/v1/chat/completions';
+let fake: FakeOpenAiServer & { baseURL: string };
+let harness: WorkerHarness;
+
+/** The database refuses new connections and drops the open ones: to the worker it is gone. */
+async function takeDatabaseAway(name: string): Promise<void> {
+  await withAdminClient(async (client) => {
+    await client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+    await client.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [name],
+    );
+  });
+}
+
+async function bringDatabaseBack(name: string): Promise<void> {
+  await withAdminClient((client) =>
+    client.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`),
+  );
+}
+
+beforeAll(async () => {
+  fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
+  harness = await startWorkerHarness({
+    MODEL_BASE_URL: fake.baseURL,
+    MODEL_API_KEY: 'sk-test-record-failure-0123456789',
+    // The reconciler must not be what saves these turns: the worker itself has to.
+    RECONCILE_INTERVAL_MS: '600000',
+  });
+});
+
+afterAll(async () => {
+  await bringDatabaseBack(harness.database.name).catch(() => undefined);
+  await harness?.close();
+  await fake?.close();
+});
+
+beforeEach(() => fake.clear());
+
+describe('a turn whose database goes away', () => {
+  it('records the final failure once Postgres is back, with its code', async () => {
+    // 401 is final at once; the answer comes while the database is away
+    fake.enqueue({ status: 401, hangMs: 800, path: CHAT });
+    const adventureId = await createAdventure(harness);
+    const { turnId } = await act(harness, adventureId, 'do', 'knock');
+    await fake.waitForRequests(1);
+    await takeDatabaseAway(harness.database.name);
+    await sleep(2_500); // the model has answered; recording it has failed at least twice
+    await bringDatabaseBack(harness.database.name);
+
+    await waitForTurnEnd(harness, adventureId, turnId, 20_000);
+    const events = await readEvents(harness, adventureId);
+    expect(events.map((e) => e.type)).toEqual([
+      'AdventureCreated',
+      'PlayerActed',
+      'NarrationFailed',
+    ]);
+    expect(events[2].data).toMatchObject({ turnId, code: 'model_unauthorized', attempts: 1 });
+    const entries = await finishedStream(harness, turnId);
+    expect(entries[entries.length - 1]).toMatchObject({
+      event: 'error',
+      data: { code: 'model_unauthorized' },
+    });
+    expect(fake.requestsTo(CHAT)).toHaveLength(1);
+  });
+
+  it('waits while Postgres is away without spending an attempt, then narrates', async () => {
+    // the first answer arrives while the database is away, so its Narrated cannot be appended
+    fake.enqueue({ text: 'Lost to the outage.', hangMs: 800, path: CHAT });
+    fake.setDefaultReply({ text: 'The door opens at last.' });
+    const adventureId = await createAdventure(harness);
+    const { turnId } = await act(harness, adventureId, 'do', 'knock again');
+    await fake.waitForRequests(1);
+    await takeDatabaseAway(harness.database.name);
+    await sleep(5_000);
+    await bringDatabaseBack(harness.database.name);
+
+    await waitForTurnEnd(harness, adventureId, turnId, 20_000);
+    const events = await readEvents(harness, adventureId);
+    const last = events[events.length - 1];
+    expect(last.type).toBe('Narrated');
+    // deferred, not failed: the run that narrated is still the job's first attempt
+    expect(last.metadata).toMatchObject({ attempt: 1 });
+  });
+});

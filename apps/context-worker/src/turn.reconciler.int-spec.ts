@@ -1,0 +1,219 @@
+// The reconciler against a Redis of the test's own: Redis loses everything (FLUSHALL, as a
+// restart without persistence does) with one turn running and another waiting, restarts with
+// its keys intact, and turns whose jobs keep vanishing or that run too long are ended.
+import type { NarratedData } from '@chronicle/adventure';
+import { JobName, QueueName } from '@chronicle/queue';
+import { sql } from 'kysely';
+import {
+  startFakeOpenAiServer,
+  type FakeOpenAiServer,
+} from '../../../test/support/fake-openai-server';
+import {
+  act,
+  actWithoutJob,
+  createAdventure,
+  finishedStream,
+  readEvents,
+  sleep,
+  startWorkerHarness,
+  waitForTurnEnd,
+  type WorkerHarness,
+} from './testing/context-worker.harness';
+import { RestartableRedis } from '@chronicle/testing';
+import { TurnReconciler } from './turn.reconciler';
+
+const CHAT = '/v1/chat/completions';
+
+function chunkTextAfterLastReset(entries: { event: string; data: unknown }[]): string {
+  const reset = entries.map((e) => e.event).lastIndexOf('reset');
+  return entries
+    .slice(reset + 1)
+    .filter((e) => e.event === 'chunk')
+    .map((e) => (e.data as { text: string }).text)
+    .join('');
+}
+
+describe('the reconciler, when Redis loses its data or keeps its keys', () => {
+  let fake: FakeOpenAiServer & { baseURL: string };
+  let redis: RestartableRedis;
+  let harness: WorkerHarness;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
+    redis = await RestartableRedis.start({ appendOnly: true });
+    harness = await startWorkerHarness({
+      REDIS_URL: redis.url,
+      MODEL_BASE_URL: fake.baseURL,
+      MODEL_API_KEY: 'sk-test-reconciler-0123456789',
+      MODEL_TIMEOUT_MS: '20000',
+      // One slot: the second adventure's turn waits in the queue while the first runs.
+      NARRATE_CONCURRENCY: '1',
+      RECONCILE_INTERVAL_MS: '500',
+    });
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await redis?.close();
+    await fake?.close();
+  });
+
+  beforeEach(() => fake.clear());
+
+  it('recovers a running and a waiting turn after FLUSHALL: both narrated, each stream one take after its reset', async () => {
+    fake.enqueue(
+      // the running turn's first take: slow, so the flush lands mid-stream
+      {
+        text: 'The first take of the running turn '.repeat(4),
+        chunks: 40,
+        delayMs: 50,
+        path: CHAT,
+      },
+    );
+    fake.setDefaultReply({ text: 'A clean take after the flush.' });
+    const running = await createAdventure(harness);
+    const waiting = await createAdventure(harness);
+    const a = await act(harness, running, 'do', 'light the lamp');
+    await fake.waitForRequests(1);
+    await sleep(300);
+    const b = await act(harness, waiting, 'do', 'wait below');
+    await sleep(200);
+    const queue = harness.producer.queue(QueueName.Narrate);
+    expect(await queue.getJobState(`narrate-${b.turnId}`)).toBe('waiting');
+
+    await redis.command('FLUSHALL');
+
+    const [endA, endB] = await Promise.all([
+      waitForTurnEnd(harness, running, a.turnId, 20_000),
+      waitForTurnEnd(harness, waiting, b.turnId, 20_000),
+    ]);
+    expect(endA.inFlight).toBeNull();
+    expect(endB.inFlight).toBeNull();
+    for (const [adventureId, turnId] of [
+      [running, a.turnId],
+      [waiting, b.turnId],
+    ]) {
+      const events = await readEvents(harness, adventureId);
+      expect(events.map((e) => e.type)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
+      const entries = await finishedStream(harness, turnId);
+      expect(chunkTextAfterLastReset(entries).trim()).toBe(
+        (events[2].data as NarratedData).action.text,
+      );
+    }
+    const rows = await harness.database.db.selectFrom('turns_in_flight').selectAll().execute();
+    expect(rows).toEqual([]);
+  });
+
+  it('keeps recovering across a Redis restart with its keys intact, no process restarted', async () => {
+    fake.setDefaultReply({ text: 'The story goes on after the restart.', chunks: 10, delayMs: 30 });
+    const adventureId = await createAdventure(harness);
+    const before = await act(harness, adventureId, 'do', 'before the restart');
+    await waitForTurnEnd(harness, adventureId, before.turnId, 20_000);
+
+    await redis.down();
+    await sleep(1_000);
+    await redis.up();
+
+    const started = Date.now();
+    const after = await act(harness, adventureId, 'do', 'after the restart');
+    await waitForTurnEnd(harness, adventureId, after.turnId, 20_000);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    const events = await readEvents(harness, adventureId);
+    expect(events.map((e) => e.type).slice(-2)).toEqual(['PlayerActed', 'Narrated']);
+  });
+
+  it('re-enqueues a turn whose job never reached Redis, within two intervals', async () => {
+    fake.setDefaultReply({ text: 'Found again.' });
+    const adventureId = await createAdventure(harness);
+    const started = Date.now();
+    const { turnId } = await actWithoutJob(harness, adventureId, 'call out');
+    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
+    expect(Date.now() - started).toBeLessThan(2 * 500 + 1_500);
+    const events = await readEvents(harness, adventureId);
+    expect(events[events.length - 1].type).toBe('Narrated');
+    const row = await harness.producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`);
+    expect(row?.name).toBe(JobName.NarrateTurn);
+  });
+
+  it('re-enqueues the memory work the outbox asked for once Redis has lost its data', async () => {
+    fake.setDefaultReply({ text: 'A memorable turn.' });
+    const adventureId = await createAdventure(harness, {
+      settings: { memoryBankEnabled: true } as never,
+    });
+    const { turnId } = await act(harness, adventureId, 'do', 'remember this');
+    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
+    const memory = harness.producer.queue(QueueName.Memory);
+    const owed = async () =>
+      (await memory.getJobs(['waiting', 'delayed', 'prioritized'])).filter(
+        (job) => job.data.adventureId === adventureId,
+      );
+    for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
+    expect(await owed()).toHaveLength(1);
+
+    await redis.command('FLUSHALL');
+    expect(await owed()).toHaveLength(0);
+    for (let i = 0; i < 50 && (await owed()).length === 0; i++) await sleep(100);
+    expect(await owed()).toHaveLength(1);
+  });
+
+  it('runs one pass at a time per installation: none while another process holds the lock', async () => {
+    const reconciler = harness.app.get(TurnReconciler);
+    const key = `chronicle-reconciler:${harness.config.queuePrefix}`;
+    // another process's pass, as Postgres sees it: a transaction holding the lock
+    await harness.database.db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
+      expect(await reconciler.reconcileOnce()).toMatchObject({ ran: false, requeued: 0 });
+    });
+    expect(await reconciler.reconcileOnce()).toMatchObject({ ran: true });
+  });
+});
+
+describe('the reconciler ending turns', () => {
+  let fake: FakeOpenAiServer & { baseURL: string };
+  let harness: WorkerHarness;
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
+    harness = await startWorkerHarness({
+      MODEL_BASE_URL: fake.baseURL,
+      MODEL_API_KEY: 'sk-test-reconciler-0123456789',
+      MODEL_TIMEOUT_MS: '60000',
+      RECONCILE_INTERVAL_MS: '300',
+      RECONCILE_MAX_REQUEUES: '0',
+      NARRATE_TURN_DEADLINE_MS: '3000',
+    });
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await fake?.close();
+  });
+
+  it('ends a turn whose job is missing more often than allowed as lost', async () => {
+    const adventureId = await createAdventure(harness);
+    const { turnId } = await actWithoutJob(harness, adventureId, 'vanish');
+    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
+    const events = await readEvents(harness, adventureId);
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'NarrationFailed',
+      data: { turnId, code: 'lost' },
+    });
+    const entries = await finishedStream(harness, turnId);
+    expect(entries[entries.length - 1]).toMatchObject({ event: 'error', data: { code: 'lost' } });
+  });
+
+  it('ends a turn in flight past NARRATE_TURN_DEADLINE_MS as deadline, and stops its model call', async () => {
+    fake.enqueue({ hangMs: 30_000, path: CHAT });
+    const adventureId = await createAdventure(harness);
+    const { turnId } = await act(harness, adventureId, 'do', 'wait forever');
+    const [request] = await fake.waitForRequests(1);
+    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
+    const events = await readEvents(harness, adventureId);
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'NarrationFailed',
+      data: { turnId, code: 'deadline' },
+    });
+    for (let i = 0; i < 100 && request.endedAt === undefined; i++) await sleep(20);
+    expect(request.aborted).toBe(true);
+  });
+});

@@ -1,0 +1,90 @@
+// Postgres or Redis could not be reached: not a bug and not the caller's mistake, so the API
+// answers 503 with Retry-After (kind `unavailable`), and a worker waits and tries again without
+// spending an attempt. Errors are recognised by what the drivers throw (pg, ioredis, BullMQ),
+// never by the dependency's own messages about the data.
+
+export type Dependency = 'postgres' | 'redis';
+
+/** How long a client should wait before asking again, in seconds. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
+
+export class DependencyUnavailableError extends Error {
+  readonly kind = 'unavailable';
+  readonly retryAfterSeconds = DEPENDENCY_RETRY_AFTER_SECONDS;
+
+  constructor(
+    readonly dependency: Dependency,
+    detail: string,
+  ) {
+    super(
+      `${dependency === 'postgres' ? 'The database' : 'The queue (Redis)'} is unreachable right now (${detail}); nothing was changed. Try again in a few seconds.`,
+    );
+    this.name = 'DependencyUnavailableError';
+  }
+}
+
+// Network errors under either driver.
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+// SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, restart,
+// cannot connect now), and 53300 (too many connections).
+const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
+const PG_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|the database system is (starting up|shutting down)|does not allow connections|not currently accepting connections|terminating connection due to administrator command/i;
+// OOM: a full Redis under noeviction refuses writes until memory is freed; to a caller that is
+// the same as an unreachable one (try again shortly).
+const REDIS_MESSAGES =
+  /OOM command not allowed|Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries per request|MaxRetriesPerRequest|enqueue .* timed out|ping timed out|LOADING|redis.* timed out|Command timed out/i;
+
+function codeOf(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function looksLikeRedis(error: Error): boolean {
+  return (
+    error.name === 'MaxRetriesPerRequestError' ||
+    REDIS_MESSAGES.test(error.message) ||
+    /redis|:6379|ioredis/i.test(error.stack ?? '')
+  );
+}
+
+/**
+ * The error as a DependencyUnavailableError when it says Postgres or Redis could not be reached,
+ * or null. (Already one: returned as it is.)
+ */
+export function asDependencyUnavailable(error: unknown): DependencyUnavailableError | null {
+  if (error instanceof DependencyUnavailableError) return error;
+  if (!(error instanceof Error)) return null;
+  // A model provider's failure is the model's (libs/llm maps it), never Postgres's or Redis's.
+  if (error.name === 'ModelError') return null;
+  const code = codeOf(error);
+  if (code !== undefined && PG_UNAVAILABLE.test(code))
+    return new DependencyUnavailableError('postgres', code);
+  if (PG_MESSAGES.test(error.message))
+    return new DependencyUnavailableError('postgres', 'connection lost');
+  if (code !== undefined && NETWORK_CODES.has(code)) {
+    return new DependencyUnavailableError(looksLikeRedis(error) ? 'redis' : 'postgres', code);
+  }
+  if (REDIS_MESSAGES.test(error.message) || error.name === 'MaxRetriesPerRequestError') {
+    return new DependencyUnavailableError('redis', 'connection lost');
+  }
+  return null;
+}
+
+export function isDependencyUnavailable(error: unknown): boolean {
+  return asDependencyUnavailable(error) !== null;
+}
