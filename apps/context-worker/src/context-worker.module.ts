@@ -8,7 +8,6 @@ import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { narrateBackoff, QueueName, queueWorkerModules } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import type { WorkerOptions } from 'bullmq';
-import { MemoryRetrieval } from './memory-retrieval';
 import { modelClientProviders } from './model-client.provider';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { NarrateProcessor } from './narrate.processor';
@@ -59,7 +58,6 @@ export class ContextWorkerModule {
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         ...modelClientProviders,
-        MemoryRetrieval,
         NarrateTurnUseCase,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
         TurnReconciler,

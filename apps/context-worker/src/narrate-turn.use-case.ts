@@ -17,8 +17,9 @@ import {
   contextManifest,
   deterministicEventId,
 } from '@chronicle/adventure-store';
+import { MemoryRetrievalService } from '@chronicle/memory-store';
 import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
-import { parseReply, referee } from '@chronicle/narrative';
+import { parseReply, ProseStreamFilter, referee } from '@chronicle/narrative';
 import {
   asDependencyUnavailable,
   ControlPlane,
@@ -27,10 +28,8 @@ import {
   type AppConfig,
 } from '@chronicle/platform';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
-import { MemoryRetrieval } from './memory-retrieval';
 import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
-import { ProseStreamFilter } from './prose-stream.filter';
 import { WORKER_CONFIG } from './worker-config.token';
 
 export interface NarrateTurnInput {
@@ -125,7 +124,7 @@ function onlyBlockError(): ModelError {
 const ACTOR = 'worker:context';
 
 /**
- * Step 2 of the turn (see notes/turn-design.md): one narrate job, from the projection to the
+ * The worker's half of a turn (see docs/ARCHITECTURE.md): one narrate job, from the projection to the
  * Narrated event. Everything it writes is keyed by the turn, so a redelivered job, a retry after
  * a crash or a second worker racing for the same turn can only ever record one outcome.
  */
@@ -137,7 +136,7 @@ export class NarrateTurnUseCase {
     private readonly adventures: AdventureCommandHandler,
     private readonly stream: TurnStreamPublisher,
     private readonly controlPlane: ControlPlane,
-    private readonly memories: MemoryRetrieval,
+    private readonly memories: MemoryRetrievalService,
     @Inject(MODEL_CLIENT) private readonly model: ModelClient,
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
