@@ -9,6 +9,8 @@ COPY libs ./libs
 COPY scripts ./scripts
 COPY bench ./bench
 COPY test/support ./test/support
+# `npm run build` also builds the web client (Vite, a dev dependency) into dist/web, which the
+# API serves at `/`.
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim

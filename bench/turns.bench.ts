@@ -63,6 +63,9 @@ const BENCH_ENV: Record<string, string> = {
   // A budget so large it never refuses: the check itself still runs on every turn, as in
   // production.
   DAILY_TOKEN_BUDGET: '2000000000',
+  // As on api.openai.com: each adventure's turns go to its own prompt cache (the fake keeps one
+  // per key and reports the cached tokens it would serve).
+  MODEL_PROMPT_CACHE_KEY: 'true',
   // Production defaults rather than the e2e harness's test-friendly values.
   DATABASE_POOL_SIZE: '10',
   SNAPSHOT_EVERY: '50',
@@ -107,7 +110,8 @@ class ModelCalls {
       const marker = lastMarker(promptOf(request.body));
       if (marker) this.byMarker.set(marker, request);
     }
-    return { text: REPLY, chunks: 8, usage: { cachedTokens: 64 } };
+    // cached_tokens from the prefix the fake saw (OpenAI's rule, per prompt_cache_key)
+    return { text: REPLY, chunks: 8 };
   };
 
   take(marker: string): RecordedRequest | undefined {
@@ -429,22 +433,33 @@ export default async function turnsBench(): Promise<string> {
         statements: () => transactionCount(system.database.name),
       };
 
+      // The share of prompt tokens the fake model's prefix cache served in each phase.
+      const cached: number[] = [];
+      const observed = async (phase: Promise<PhaseResult>) => {
+        const before = { ...system.fake.cacheTotals };
+        const result = await phase;
+        const prompt = system.fake.cacheTotals.promptTokens - before.promptTokens;
+        cached.push((system.fake.cacheTotals.cachedTokens - before.cachedTokens) / prompt);
+        return result;
+      };
       await runPhase(players, { turnsEach: WARMUP_TURNS }, probes);
-      const single = await runPhase(players.slice(0, 1), { turnsEach: SINGLE_TURNS }, probes);
+      const single = await observed(
+        runPhase(players.slice(0, 1), { turnsEach: SINGLE_TURNS }, probes),
+      );
       await runPhase([long], { turnsEach: WARMUP_TURNS }, probes);
-      const longer = await runPhase([long], { turnsEach: LONG_TURNS }, probes);
-      const paced = await runPhase(
-        players.slice(0, CONCURRENT_ADVENTURES),
-        { seconds: PACED_SECONDS, thinkMeanMs: THINK_MEAN_MS },
-        probes,
+      const longer = await observed(runPhase([long], { turnsEach: LONG_TURNS }, probes));
+      const paced = await observed(
+        runPhase(
+          players.slice(0, CONCURRENT_ADVENTURES),
+          { seconds: PACED_SECONDS, thinkMeanMs: THINK_MEAN_MS },
+          probes,
+        ),
       );
-      const concurrent = await runPhase(
-        players.slice(0, CONCURRENT_ADVENTURES),
-        { seconds: CONCURRENT_SECONDS },
-        probes,
+      const concurrent = await observed(
+        runPhase(players.slice(0, CONCURRENT_ADVENTURES), { seconds: CONCURRENT_SECONDS }, probes),
       );
-      const sustained = await runPhase(players, { seconds: SUSTAINED_SECONDS }, probes);
-      return report(single, longer, paced, concurrent, sustained, authenticated);
+      const sustained = await observed(runPhase(players, { seconds: SUSTAINED_SECONDS }, probes));
+      return report(single, longer, paced, concurrent, sustained, authenticated, cached);
     });
   } finally {
     await system.close();
@@ -460,6 +475,7 @@ function report(
   concurrent: PhaseResult,
   sustained: PhaseResult,
   authenticated: boolean,
+  cached: number[],
 ): string {
   const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
   const timing = (phase: PhaseResult, pick: (s: TurnSample) => number): Timing =>
@@ -518,6 +534,7 @@ function report(
     '|---|---|---|---|---|---|---|---|',
     ...rows,
     `| turns/s | ${phases.map((p) => p.turnsPerSecond.toFixed(1)).join(' | ')} | ≥ ${TARGET_TURNS_PER_SECOND} at ${SUSTAINED_ADVENTURES} | ${verdict(throughputOk)} |`,
+    `| prompt tokens the model's prefix cache served | ${cached.map((share) => `${(share * 100).toFixed(1)}%`).join(' | ')} | — (\`npm run bench -- cache\`) | |`,
     '',
     ...verdicts,
     `- Sustained ${sustained.turnsPerSecond.toFixed(1)} turns/s across ${sustained.adventures} adventures played back to back, over ${sustained.seconds.toFixed(0)} s: ${verdict(throughputOk)}.`,

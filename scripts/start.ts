@@ -2,12 +2,34 @@
 // three processes, as they run in production (docker-compose.yml runs the same
 // entry points as separate containers). Each process migrates at start-up
 // under an advisory lock, so starting all three at once is safe.
+//
+// The apps write JSON log lines. In development (LOG_FORMAT=auto without
+// NODE_ENV=production) this script reads them and prints a short banner
+// instead — where the client is, where the docs are, and a link that opens the
+// client signed in with the development key — then only warnings and errors.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { NODE_RUNTIME_FLAGS } from '@chronicle/platform';
+import { createInterface } from 'node:readline';
+import { ConfigError, loadConfig, NODE_RUNTIME_FLAGS, type AppConfig } from '@chronicle/platform';
+import { StartBanner } from './start-banner';
 
 const APPS = ['api', 'context-worker', 'memory-worker'] as const;
 const root = join(__dirname, '..');
+
+let config: AppConfig;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(78); // EX_CONFIG
+}
+const human =
+  config.logFormat === 'human' ||
+  (config.logFormat === 'auto' && process.env.NODE_ENV !== 'production');
+const banner = human
+  ? new StartBanner(config, APPS.length, (text) => process.stdout.write(text))
+  : null;
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
@@ -24,10 +46,13 @@ for (const app of APPS) {
     process.execPath,
     [...NODE_RUNTIME_FLAGS, join(root, 'apps', app, 'src', 'main.js')],
     {
-      stdio: 'inherit',
+      stdio: ['inherit', banner ? 'pipe' : 'inherit', 'inherit'],
       env: process.env,
     },
   );
+  if (banner && child.stdout) {
+    createInterface({ input: child.stdout }).on('line', (line) => banner.line(line));
+  }
   children.set(app, child);
   child.on('exit', (code, signal) => {
     children.delete(app);

@@ -132,4 +132,61 @@ describe('FakeOpenAiServer', () => {
     // fetch's errors come from another realm, so check the shape rather than instanceof
     expect(String(await pending)).toMatch(/fetch failed|terminated|socket/i);
   });
+
+  describe("cached tokens, by OpenAI's prefix rule", () => {
+    const usageOf = async (body: Record<string, unknown>) => {
+      const response = await post(`${server.baseURL}/chat/completions`, { model: 'm', ...body });
+      type Usage = { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } };
+      return ((await response.json()) as { usage: Usage }).usage;
+    };
+    const chat = (user: string, extra: Record<string, unknown> = {}) => ({
+      messages: [
+        { role: 'system', content: 'S'.repeat(2000) },
+        { role: 'user', content: user },
+      ],
+      ...extra,
+    });
+
+    it('serves the prefix a request shares with an earlier one, from 1,024 tokens in steps of 128', async () => {
+      // Given a first request: nothing seen before
+      const story = 'x'.repeat(6000);
+      expect((await usageOf(chat(story))).prompt_tokens_details.cached_tokens).toBe(0);
+      // When the next one repeats it and appends (2000 + 1 + 6000 shared characters, 4 per token)
+      const next = await usageOf(chat(`${story} and more`));
+      // Then the shared 2000 tokens are served, rounded down to the 128-token grid
+      expect(next.prompt_tokens_details.cached_tokens).toBe(1024 + 7 * 128);
+      // and a prefix under 1,024 tokens is not served at all
+      const short = await usageOf({ messages: [{ role: 'user', content: 'y'.repeat(3000) }] });
+      expect(short.prompt_tokens_details.cached_tokens).toBe(0);
+      const shortAgain = await usageOf({ messages: [{ role: 'user', content: 'y'.repeat(3000) }] });
+      expect(shortAgain.prompt_tokens_details.cached_tokens).toBe(0);
+    });
+
+    it('keeps one cache per prompt_cache_key, and reads content parts as one text', async () => {
+      const story = 'z'.repeat(6000);
+      await usageOf(chat(story, { prompt_cache_key: 'adventure-a' }));
+      // Another key has not seen it
+      const other = await usageOf(chat(story, { prompt_cache_key: 'adventure-b' }));
+      expect(other.prompt_tokens_details.cached_tokens).toBe(0);
+      // The same key has, even split into parts at a breakpoint
+      const parts = [
+        { type: 'text', text: story.slice(0, 3000), cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: story.slice(3000) },
+      ];
+      const same = await usageOf({
+        prompt_cache_key: 'adventure-a',
+        messages: [
+          { role: 'system', content: 'S'.repeat(2000) },
+          { role: 'user', content: parts },
+        ],
+      });
+      expect(same.prompt_tokens_details.cached_tokens).toBe(1920);
+      expect(server.cacheTotals).toMatchObject({ requests: 3, cachedTokens: 1920 });
+    });
+
+    it('lets a script state the cached tokens', async () => {
+      server.enqueue({ usage: { cachedTokens: 3 } });
+      expect((await usageOf(chat('q'))).prompt_tokens_details.cached_tokens).toBe(3);
+    });
+  });
 });

@@ -90,7 +90,18 @@ export interface FakeOpenAiServerOptions {
   embeddingDimensions?: number;
   /** keep at most this many recorded requests (benchmarks) */
   maxRecorded?: number;
+  /**
+   * Compute `cached_tokens` from the prompts seen before, as OpenAI's prefix cache does
+   * (default true): see `FakeOpenAiServer.cachedTokensFor`. A script's `usage.cachedTokens` wins.
+   */
+  promptCache?: boolean;
 }
+
+/** OpenAI's rule: a shared prefix is served from 1,024 tokens on, in steps of 128. */
+export const FAKE_CACHE_MIN_TOKENS = 1024;
+export const FAKE_CACHE_STEP_TOKENS = 128;
+/** Earlier prompts per cache key a request is compared with. */
+const FAKE_CACHE_DEPTH = 8;
 
 const DEFAULT_TEXT = 'The fake narrator continues the story.';
 
@@ -121,14 +132,30 @@ function lastUserText(body: Record<string, unknown>): string {
 /** An unterminated `state` block cut mid-object, appended to the narration. */
 const OPEN_STATE_BLOCK = '\n\n```state\n{"type":"ItemGained","item":"lan';
 
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  // content parts (a message split at cache breakpoints): their texts, in order
+  if (Array.isArray(content)) {
+    return content
+      .map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : ''))
+      .join('');
+  }
+  return '';
+}
+
 function promptText(body: Record<string, unknown>): string {
   if (typeof body.prompt === 'string') return body.prompt;
   if (Array.isArray(body.messages)) {
-    return body.messages
-      .map((m: { content?: unknown }) => (typeof m.content === 'string' ? m.content : ''))
-      .join('\n');
+    return body.messages.map((m: { content?: unknown }) => contentText(m.content)).join('\n');
   }
   return '';
+}
+
+function sharedChars(a: string, b: string): number {
+  const end = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < end && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
 }
 
 /** A deterministic unit vector for a text, so equal inputs get equal embeddings. */
@@ -147,6 +174,10 @@ export class FakeOpenAiServer {
   private server?: Server;
   private waiters: Array<() => void> = [];
   private defaultReply: FakeOpenAiServerOptions['defaultReply'];
+  /** recent prompts per cache key (`prompt_cache_key`, or '' without one), newest first */
+  private readonly promptCache = new Map<string, string[]>();
+  /** prompt and cached tokens of every generation answered with usage (benchmarks read these) */
+  readonly cacheTotals = { promptTokens: 0, cachedTokens: 0, requests: 0 };
 
   constructor(private readonly options: FakeOpenAiServerOptions = {}) {
     this.defaultReply = options.defaultReply;
@@ -200,6 +231,28 @@ export class FakeOpenAiServer {
   clear(): void {
     this.requests.length = 0;
     this.queue.length = 0;
+    this.promptCache.clear();
+    this.cacheTotals.promptTokens = this.cacheTotals.cachedTokens = this.cacheTotals.requests = 0;
+  }
+
+  /**
+   * The cached tokens a prefix cache would serve for `prompt` under `key`, then remembers it:
+   * the longest prefix it shares with a recent prompt of the same key, in this server's tokens
+   * (4 characters each, as its `prompt_tokens`), counted from 1,024 in steps of 128.
+   */
+  cachedTokensFor(key: string, prompt: string): number {
+    const recent = this.promptCache.get(key) ?? [];
+    let shared = 0;
+    for (const earlier of recent) shared = Math.max(shared, sharedChars(prompt, earlier));
+    recent.unshift(prompt);
+    recent.length = Math.min(recent.length, FAKE_CACHE_DEPTH);
+    this.promptCache.set(key, recent);
+    const tokens = Math.min(Math.floor(shared / 4), approxTokens(prompt));
+    if (tokens < FAKE_CACHE_MIN_TOKENS) return 0;
+    return (
+      FAKE_CACHE_MIN_TOKENS +
+      Math.floor((tokens - FAKE_CACHE_MIN_TOKENS) / FAKE_CACHE_STEP_TOKENS) * FAKE_CACHE_STEP_TOKENS
+    );
   }
 
   /** Resolves once at least `count` requests have arrived. */
@@ -323,13 +376,20 @@ export class FakeOpenAiServer {
   }
 
   private usage(json: Record<string, unknown>, text: string, script: FakeScript) {
-    const promptTokens = script.usage?.promptTokens ?? approxTokens(promptText(json));
+    const prompt = promptText(json);
+    const promptTokens = script.usage?.promptTokens ?? approxTokens(prompt);
     const completionTokens = script.usage?.completionTokens ?? approxTokens(text);
+    const key = typeof json.prompt_cache_key === 'string' ? json.prompt_cache_key : '';
+    const seen = this.options.promptCache === false ? 0 : this.cachedTokensFor(key, prompt);
+    const cachedTokens = Math.min(script.usage?.cachedTokens ?? seen, promptTokens);
+    this.cacheTotals.promptTokens += promptTokens;
+    this.cacheTotals.cachedTokens += cachedTokens;
+    this.cacheTotals.requests += 1;
     return {
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
-      prompt_tokens_details: { cached_tokens: script.usage?.cachedTokens ?? 0 },
+      prompt_tokens_details: { cached_tokens: cachedTokens },
     };
   }
 

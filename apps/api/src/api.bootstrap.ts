@@ -15,6 +15,7 @@ import { ApiModule } from './api.module';
 import { AccessGuard } from './auth/access.guard';
 import { errorBody, ErrorFilter } from './http/error.filter';
 import { correlate } from './http/correlation.middleware';
+import { serveWebClient, webClientDirectory } from './web/web-client';
 import { securityHeaders } from './http/security-headers.middleware';
 import {
   acceptedContentTypes,
@@ -99,6 +100,7 @@ export function configureHttp(
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/json' });
+  serveWebClient(app, webClientDirectory());
 }
 
 /** A body that names `__proto__`, `constructor` or `prototype`: refused before any object merge. */

@@ -1,3 +1,5 @@
+import { UsageController } from './usage/usage.controller';
+import { UsageLedger } from './usage/usage-ledger.service';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
@@ -41,7 +43,13 @@ export class ApiModule {
         AuthModule.forRoot(config),
         ReplayModule.forRoot(config),
       ],
-      controllers: [HealthController, AdventuresController, TurnsController, AdminController],
+      controllers: [
+        HealthController,
+        AdventuresController,
+        TurnsController,
+        AdminController,
+        UsageController,
+      ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         AdventureIndexRepository,
@@ -53,6 +61,7 @@ export class ApiModule {
         FollowTurnUseCase,
         StreamSlots,
         ContextPreviewUseCase,
+        UsageLedger,
       ],
       exports: [APP_CONFIG],
     };

@@ -249,6 +249,7 @@ describe('operations', () => {
       '/v1/adventures/{id}/narrative-state/retcons',
       '/v1/adventures/{id}/context',
       '/v1/adventures/{id}/context/preview',
+      '/v1/adventures/{id}/context/prompt',
       '/v1/adventures/{id}/events',
       '/v1/adventures/{id}/at/{version}',
       '/v1/admin/workers',

@@ -343,6 +343,21 @@ describe('cancel, narrative state and context', () => {
     expect(preview.body.manifest.sha256.system).toMatch(/^[0-9a-f]{64}$/);
     expect((await api.request('GET', `/v1/adventures/${id}`)).body.version).toBe(before);
   });
+
+  it('answers the last prompt only when a rebuild matches its recorded sha256', async () => {
+    const id = await newAdventure();
+    const none = await api.request('GET', `/v1/adventures/${id}/context/prompt`);
+    expect(none.status).toBe(404);
+    expect(none.body.message).toContain('no narrated turn yet');
+    // This narration's manifest was not built from the log (the helper makes one up), so no
+    // rebuild hashes to it: refused, not answered with a prompt that was never sent. The
+    // browser test (test/e2e/web.e2e-spec.ts) reads a real turn's prompt.
+    const turn = await act(id, { type: 'do', text: 'listen for Tom' });
+    await narrate(id, turn.body.turnId, 'Somewhere, oars.');
+    const made = await api.request('GET', `/v1/adventures/${id}/context/prompt`);
+    expect(made.status).toBe(404);
+    expect(made.body.message).toContain('cannot be rebuilt byte for byte');
+  });
 });
 
 describe('GET …/turns/:turnId/stream', () => {

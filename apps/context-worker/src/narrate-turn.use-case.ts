@@ -69,9 +69,6 @@ export class TurnReleasedError extends Error {
   }
 }
 
-const ONLY_BLOCK =
-  'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
-
 /**
  * Postgres or Redis is unreachable: the job waits `delayMs` and runs again, without spending an
  * attempt (the turn is not at fault; NARRATE_TURN_DEADLINE_MS bounds how long it may wait).
@@ -110,6 +107,9 @@ const DEFER_MS = 2_000;
 /** Backoff of a final failure that cannot be recorded yet: 0.5 s doubling up to 10 s. */
 const RECORD_RETRY_FIRST_MS = 500;
 const RECORD_RETRY_MAX_MS = 10_000;
+
+const ONLY_BLOCK =
+  'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
 
 /** The model replied, but with nothing a player can read: worth another attempt. */
 function onlyBlockError(): ModelError {
@@ -225,6 +225,9 @@ export class NarrateTurnUseCase {
         temperature: settings.temperature,
         maxOutputTokens: settings.maxOutputTokens,
         reasoningMaxTokens: settings.reasoningMaxTokens,
+        // One adventure, one prompt cache: its turns share their prefix with each other only.
+        cacheKey: adventureId,
+        cacheBreakpoint: built.report.cache.breakpoint,
       },
       signal,
     )) {
@@ -480,10 +483,13 @@ export class NarrateTurnUseCase {
   }
 }
 
-/** The code and message of a final failure; a model error keeps its own, more specific, message. */
+/**
+ * The code and message of a final failure: a model error's player-facing message (the
+ * operator's details stay in the log), the code's own for anything else.
+ */
 export function failureOf(error: unknown): TurnFailure {
-  if (isModelError(error))
-    // The player's words, never the provider's (which may name endpoints or keys).
+  if (isModelError(error)) {
     return { code: FAILURE_CODE_OF_KIND[error.kind], message: error.playerMessage };
+  }
   return { code: 'internal', message: NARRATION_FAILURE_MESSAGES.internal };
 }

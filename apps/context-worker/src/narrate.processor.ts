@@ -16,9 +16,6 @@ import { WORKER_CONFIG } from './worker-config.token';
 /** The jobs this processor answers, checked against the registry at start-up. */
 export const NARRATE_HANDLERS = [{ jobName: JobName.NarrateTurn }] as const;
 
-/** BullMQ's reason for a job it failed because its lock lapsed more than maxStalledCount times. */
-const STALLED_TOO_OFTEN = /stalled more than allowable limit/i;
-
 const FAILED_BY_QUEUE = {
   code: 'lost',
   message: `${NARRATION_FAILURE_MESSAGES.lost} (The worker running it stopped too many times.)`,
@@ -103,9 +100,10 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   }
 
   /**
-   * The last failure the use case did not see (a job that stalled once too often, or threw on
-   * its final attempt): the turn must not stay in flight, or the adventure would refuse every
-   * action from now on.
+   * The last failure the use case did not see (a job that threw on its final attempt): the turn
+   * must not stay in flight, or the adventure would refuse every action from now on. (A job that
+   * stalled too often is failed by BullMQ's stalled check without this event: the reconciler
+   * finds it failed with its turn in flight and puts it back.)
    */
   @OnWorkerEvent('failed')
   async onFailed(job: Job<NarrateJob> | undefined, error: Error): Promise<void> {
@@ -113,18 +111,6 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     const final = job.attemptsMade >= this.maxAttempts(job) || error instanceof UnrecoverableError;
     if (!final) return;
     const { adventureId, turnId } = job.data;
-    if (STALLED_TOO_OFTEN.test(error.message)) {
-      // A job whose lock lapsed too often (a loaded machine, a frozen worker) may still have an
-      // attempt alive and about to finish; the reconciler puts the failed job back, and ends the
-      // turn as `lost` only once RECONCILE_MAX_REQUEUES is spent.
-      this.logger.warn({
-        msg: 'narrate job stalled too often; left to the reconciler',
-        adventureId,
-        turnId,
-        jobId: job.id,
-      });
-      return;
-    }
     await withLogContext({ adventureId, turnId, jobId: job.id }, async () => {
       try {
         this.logger.warn({

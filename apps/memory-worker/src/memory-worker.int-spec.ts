@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
 import { memoriesOnPath, storySummary } from '@chronicle/adventure';
 import { narrationCommand } from '@chronicle/adventure/testing';
-import { AdventureCommandHandler } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, buildTurnContext } from '@chronicle/adventure-store';
 import { ControlPlane, JsonLogger, loadConfig } from '@chronicle/platform';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
 import {
@@ -192,6 +192,64 @@ describe('the memory worker', () => {
     expect(job?.returnvalue).toMatchObject({ memoriesWritten: 2, errors: [] });
     expect(job?.attemptsMade).toBe(1);
     expect(await app.get(AdventureLock).acquire(adventureId, 'later-job')).toBe(true);
+  });
+
+  it("keeps a stable window's dropped actions in the summary, ahead of the seed's 15-action cadence", async () => {
+    // Given a stable adventure whose history holds only a few of its long actions
+    const adventureId = randomUUID();
+    await adventures.handle(
+      adventureId,
+      {
+        type: 'CreateAdventure',
+        data: {
+          adventureId,
+          ownerId: 'owner-1',
+          openingActionId: randomUUID(),
+          title: 'Small window',
+          opening: 'You wake on the shore below the lighthouse.',
+          // Summaries are turned on after the turns, so no narration starts a pass of its own.
+          settings: { autoSummarize: false, historyMode: 'stable', contextTokenBudget: 256 },
+        },
+      },
+      { actor: 'test' },
+    );
+    const long = 'The fog thickens over the harbour and the lamp gutters again. '.repeat(4);
+    for (let step = 1; step <= 5; step++) {
+      const turnId = randomUUID();
+      await adventures.handle(
+        adventureId,
+        {
+          type: 'SubmitAction',
+          data: { turnId, inputType: 'do', text: `walk on, step ${step}`, actionId: randomUUID() },
+        },
+        { actor: 'test' },
+      );
+      await adventures.handle(
+        adventureId,
+        narrationCommand(turnId, randomUUID(), { text: `${long}Step ${step}.` }),
+        { actor: 'test' },
+      );
+    }
+    const before = await buildTurnContext(adventures, await adventures.get(adventureId), {
+      defaultModel: 'm',
+    });
+    expect(before.report.history.included).toBeLessThan(before.report.history.total);
+    await adventures.handle(
+      adventureId,
+      { type: 'EditAdventure', data: { settings: { autoSummarize: true } } },
+      { actor: 'test' },
+    );
+
+    // When the memory worker runs on 11 actions (the seed would wait for 15)
+    const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });
+    expect((await finished(jobId ?? ''))?.returnvalue).toMatchObject({ summaryWritten: true });
+
+    // Then the summary covers the story to its tip, so what the window dropped is in the prompt
+    const state = await adventures.get(adventureId);
+    expect(state.memory.summaries.at(-1)).toMatchObject({ sourceStart: 0, sourceEnd: 10 });
+    const after = await buildTurnContext(adventures, state, { defaultModel: 'm' });
+    expect(after.story).toContain('Story summary:\nAsh walked the shore and Mira kept the light.');
+    expect(after.report.history.included).toBeLessThan(after.report.history.total);
   });
 
   it('answers the roll call and shuts down cleanly', async () => {

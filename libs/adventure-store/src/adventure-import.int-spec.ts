@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { adventureStreamId, canonicalJson, project } from '@chronicle/adventure';
+import {
+  EVENT_SCHEMA_VERSIONS,
+  adventureStreamId,
+  canonicalJson,
+  project,
+} from '@chronicle/adventure';
 import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
@@ -65,7 +70,7 @@ describe('export and import (Postgres)', () => {
     expect(JSON.parse(lines[1])).toMatchObject({
       type: 'AdventureCreated',
       version: 1,
-      schemaVersion: 1,
+      schemaVersion: EVENT_SCHEMA_VERSIONS.AdventureCreated,
       id: expect.any(String),
       recordedAt: expect.any(String),
       metadata: { actor: 'test' },

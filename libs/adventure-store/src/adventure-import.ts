@@ -61,7 +61,6 @@ export interface ParsedImport {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Checks a whole export and prepares its events for `target`; throws ImportRefusedError. */
-// eslint-disable-next-line max-lines-per-function -- one pass over the lines, refusing at the first bad one with its line number; split, each part would need the running state
 export function parseAdventureExport(text: string, target: ImportTarget): ParsedImport {
   const lines = text.split('\n');
   // One trailing newline ends the last line; it is not an empty line of its own.
@@ -168,9 +167,9 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
   if (draft.inFlight) {
     const failed: AdventureEvent = {
       type: 'NarrationFailed',
+      // `lost`: its job stayed behind with the installation it came from
       data: {
         turnId: draft.inFlight.turnId,
-        // Its job stayed where it came from: lost to this installation.
         code: 'lost',
         message: IMPORTED_IN_FLIGHT_MESSAGE,
         attempts: 0,

@@ -6,11 +6,17 @@ import {
   storyActionCount,
   storyPath,
   storySummary,
+  storyTail,
   type AdventureState,
   type PathEntry,
 } from '@chronicle/adventure';
 import {
   assembleContext,
+  CARD_BUDGET_SHARE,
+  contextBudget,
+  NPC_WINDOW,
+  SEPARATOR,
+  tokenizer,
   type BuiltContext,
   type ContextHead,
   type ReadOlder,
@@ -47,6 +53,7 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
       maxOutputTokens: settings.maxOutputTokens,
       contextTokenBudget: settings.contextTokenBudget,
       encoding: settings.encoding,
+      historyMode: settings.historyMode,
     },
     persona: fields.persona,
     plotEssentials: fields.plotEssentials,
@@ -67,9 +74,48 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     narrativeState: narrativeForTurn(state),
     scriptMemory: null,
     totalActions: storyActionCount(state),
+    storyTokens: storyTokens(state),
     memories: options.memories ?? null,
     excludeActionId: excludedActionId(state),
   };
+}
+
+/**
+ * Every story action's tokens plus a separator, from the story's start: where the window's
+ * actions lie, for the `stable` history's block starts. From the path's cached counts.
+ */
+export function storyTokens(state: AdventureState): number {
+  const separator = tokenizer(state.settings.encoding).countCached(SEPARATOR);
+  let total = 0;
+  for (const entry of storyPath(state)) total += entry.tokens + separator;
+  return total;
+}
+
+/** Tokens a retrieved memory may take in the prompt, for the floor below (~50 words, a margin). */
+const RETRIEVED_MEMORY_ALLOWANCE = 120;
+
+/**
+ * The least the next prompt's history may use: its budget once the lore has taken its most
+ * and the retrieved memories their allowance (the memory worker does not retrieve). The memory
+ * worker keeps the summary current against a `stable` window sized by it.
+ */
+export function historyBudgetFloor(state: AdventureState): number {
+  const head = turnContextHead(state, { defaultModel: '' });
+  const recent = storyTail(state, NPC_WINDOW).map((entry): WindowAction => {
+    const node = nodeOf(state, entry.id);
+    return {
+      id: entry.id,
+      type: entry.type,
+      text: '',
+      tokens: entry.tokens,
+      ...(entry.type === 'ai' && node?.rejected.length ? { rejections: node.rejected } : {}),
+    };
+  });
+  const memories = state.settings.memoryBankEnabled
+    ? state.settings.memoryTopK * RETRIEVED_MEMORY_ALLOWANCE
+    : 0;
+  const { available } = contextBudget(head, recent);
+  return Math.max(0, Math.floor((available - memories) * (1 - CARD_BUDGET_SHARE)));
 }
 
 export interface ActionTextReader {
@@ -122,6 +168,8 @@ export interface ContextManifest {
   memories: { id: string; similarity: number; pinned: boolean }[] | null;
   memoryError: string | null;
   history: BuiltContext['report']['history'];
+  /** The history mode, its fill and the cached share the next request can expect. */
+  cache: BuiltContext['report']['cache'];
   settings: BuiltContext['report']['settings'];
   /** sha256 (hex) of the system and story texts as sent, so an audit can check a rebuild. */
   sha256: { system: string; story: string };
@@ -143,6 +191,7 @@ export function contextManifest(built: BuiltContext): ContextManifest {
       : null,
     memoryError: report.memories?.error ?? null,
     history: report.history,
+    cache: report.cache,
     settings: report.settings,
     sha256: { system: sha256(built.system), story: sha256(built.story) },
   };

@@ -57,6 +57,22 @@ describe('adventure decider', () => {
         .thenThrows(InvalidCommandError, 'invalid', /settings\.colour is not a setting/);
     });
 
+    it('takes the history mode, stable by default, and names a bad one', () => {
+      given([])
+        .when(createAdventureCommand({ settings: { historyMode: 'sideways' } as never }))
+        .thenThrows(
+          InvalidCommandError,
+          'invalid',
+          /settings\.historyMode must be "stable" or "sliding"/,
+        );
+      const [sliding] = decideOnce(
+        createAdventureCommand({ settings: { historyMode: 'sliding' } }),
+      );
+      expect(sliding).toMatchObject({ data: { settings: { historyMode: 'sliding' } } });
+      const [byDefault] = decideOnce(createAdventureCommand({}));
+      expect(byDefault).toMatchObject({ data: { settings: { historyMode: 'stable' } } });
+    });
+
     it('refuses text with a NUL byte or a lone surrogate, and an empty title', () => {
       given([])
         .when(createAdventureCommand({ plotEssentials: 'a\u0000b' }))

@@ -21,6 +21,8 @@ export function adventureIdOfStream(streamId: string): string | null {
 }
 
 export type TokenEncoding = 'cl100k_base' | 'o200k_base';
+/** How the history window moves (see libs/context's prompt cache): the same values as there. */
+export type HistoryMode = 'stable' | 'sliding';
 export type ApiMode = 'chat' | 'completion';
 
 export interface AdventureSettings {
@@ -32,6 +34,13 @@ export interface AdventureSettings {
   /** 0 = not sent, -1 = reasoning off, a positive value is added on top of the output cap. */
   reasoningMaxTokens: number;
   encoding: TokenEncoding;
+  /**
+   * How the prompt's history window moves (libs/context): `stable` (the default since v2 of
+   * AdventureCreated) moves its start by whole blocks so the provider's prefix cache keeps
+   * serving it; `sliding` is the seed's window. Adventures created before it was a setting were
+   * narrated with `sliding` and upcast to it, so their prompts replay byte for byte.
+   */
+  historyMode: HistoryMode;
   autoSummarize: boolean;
   memoryBankEnabled: boolean;
   memoryTopK: number;
@@ -226,7 +235,7 @@ export type RecordedAdventureEvent = AdventureEvent & { version: number };
  * changes shape, and register an upcaster from the old version (see `event.upcaster.ts`).
  */
 export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>> = {
-  AdventureCreated: 1,
+  AdventureCreated: 2,
   AdventureEdited: 1,
   StoryCardAdded: 1,
   StoryCardEdited: 1,

@@ -5,7 +5,13 @@
 import type { NarrativeState, Rejection } from '@chronicle/narrative';
 import type { AdventureEvent } from './adventure.events';
 import { failureCodeOfMessage, type NarrationFailureCode } from './narration-failure';
-import { nodeOf, type AdventureState, type PathEntry, type TurnOutcome } from './adventure.state';
+import {
+  allNodes,
+  nodeOf,
+  type AdventureState,
+  type PathEntry,
+  type TurnOutcome,
+} from './adventure.state';
 
 export interface StoryReadOptions {
   /** Keep the take a retry in flight is replacing (default false: it is excluded). */
@@ -157,4 +163,29 @@ function sortKeys(value: unknown): unknown {
     return sorted;
   }
   return value;
+}
+
+/**
+ * The takes of an AI action: it and its non-erased AI siblings (every narration of the same
+ * player action, one per retry), oldest first by the version of their text (so an edited take
+ * moves to the end). A scan of the whole tree: called once per read of an adventure, for the
+ * newest narration only.
+ */
+export function takesOf(state: AdventureState, actionId: string): string[] {
+  const node = nodeOf(state, actionId);
+  if (!node || node.type !== 'ai') return [];
+  const takes = [];
+  for (const other of allNodes(state)) {
+    if (other.type === 'ai' && !other.erased && other.parentId === node.parentId) takes.push(other);
+  }
+  return takes.sort((a, b) => a.textVersion - b.textVersion).map((take) => take.id);
+}
+
+/** The newest AI action on the story at the head, or null before the first narration. */
+export function lastNarrationOf(state: AdventureState): PathEntry | null {
+  const tail = storyTail(state, REJECTION_WINDOW);
+  for (let index = tail.length - 1; index >= 0; index--) {
+    if (tail[index].type === 'ai') return tail[index];
+  }
+  return null;
 }

@@ -17,7 +17,9 @@ import type { NarrationFailureCode } from './narration-failure';
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
  * old snapshots are ignored and rebuilt from the log. 3: snapshots are stored by version. 4: the
- * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code. How a
+ * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, and settings
+ * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
+ * default). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -192,6 +194,7 @@ export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   contextTokenBudget: 16384,
   reasoningMaxTokens: 0,
   encoding: 'cl100k_base',
+  historyMode: 'stable',
   autoSummarize: false,
   memoryBankEnabled: false,
   memoryTopK: 5,

@@ -143,6 +143,12 @@ export function checkSettings(settings: Record<string, unknown>): Partial<Advent
         }
         checked.encoding = value;
         break;
+      case 'historyMode':
+        if (value !== 'stable' && value !== 'sliding') {
+          invalid('settings.historyMode must be "stable" or "sliding"');
+        }
+        checked.historyMode = value;
+        break;
       case 'temperature':
         checked.temperature = checkNumber(key, value, 0, 5, false);
         break;

@@ -100,3 +100,20 @@ describe('adventure upcasters', () => {
     });
   });
 });
+
+describe('the history mode of adventures created before it was a setting', () => {
+  it('reads a v1 AdventureCreated as narrated with the seed sliding window', () => {
+    // Given an AdventureCreated written before `settings.historyMode` existed
+    const v1 = { adventureId: 'a', settings: { contextTokenBudget: 8192, model: '' } };
+    // When it is read today
+    const read = upcast('AdventureCreated', 1, v1) as { settings: Record<string, unknown> };
+    // Then it keeps the window it was narrated with, and its other settings
+    expect(EVENT_SCHEMA_VERSIONS.AdventureCreated).toBe(2);
+    expect(read.settings).toEqual({ historyMode: 'sliding', contextTokenBudget: 8192, model: '' });
+  });
+
+  it('leaves a v2 AdventureCreated as it was written', () => {
+    const v2 = { adventureId: 'a', settings: { historyMode: 'stable' } };
+    expect(upcast('AdventureCreated', 2, v2)).toEqual(v2);
+  });
+});

@@ -77,6 +77,14 @@ export function createUpcasterRegistry(
  * bumped.
  */
 export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {
+  AdventureCreated: {
+    // v1 had no `settings.historyMode`: those adventures were narrated with the seed's sliding
+    // window, and keep it so that every prompt in their log rebuilds to the same bytes.
+    1: (data) => {
+      const created = data as { settings?: Record<string, unknown> };
+      return { ...created, settings: { historyMode: 'sliding', ...created.settings } };
+    },
+  },
   NarrationFailed: {
     // v1 `{turnId, error, attempts}` → v2 `{turnId, message, attempts}`: the plain message the
     // player sees, named as the turn stream's `error {message}` frame names it.

@@ -87,6 +87,17 @@ function checkStoryCard(field: string, card: unknown): void {
   if (typeof fields.name !== 'string') invalid(`${field}.name is missing`);
 }
 
+/** Only the fields a request could set: an import carries no field the API would refuse. */
+function checkKnownKeys(field: string, value: unknown, known: readonly string[]): void {
+  if (typeof value !== 'object' || value === null) return;
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) invalid(`${field}.${key} is not a field of ${field}`);
+  }
+}
+
+const PERSONA_FIELDS = ['name', 'pronouns', 'description'] as const;
+const CANON_FIELDS = ['rules', 'forbiddenStatusChanges'] as const;
+
 function requireNoTurnInFlight(state: AdventureState): void {
   if (state.inFlight) {
     invalid(`a turn starts while turn ${state.inFlight.turnId} is still in flight`);
@@ -121,7 +132,9 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       checkText('data.authorsNote', d.authorsNote, prose);
       checkText('data.aiInstructions', d.aiInstructions, prose);
       checkPersona(d.persona);
+      checkKnownKeys('data.persona', d.persona, PERSONA_FIELDS);
       checkCanon(d.canon);
+      checkKnownKeys('data.canon', d.canon, CANON_FIELDS);
       if (typeof d.placeholders !== 'object' || d.placeholders === null) {
         invalid('data.placeholders must be an object');
       }
@@ -151,8 +164,14 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       for (const field of ['plotEssentials', 'authorsNote', 'aiInstructions'] as const) {
         if (d[field] !== undefined) checkText(`data.${field}`, d[field], prose);
       }
-      if (d.persona !== undefined) checkPersona(d.persona);
-      if (d.canon !== undefined) checkCanon(d.canon);
+      if (d.persona !== undefined) {
+        checkPersona(d.persona);
+        checkKnownKeys('data.persona', d.persona, PERSONA_FIELDS);
+      }
+      if (d.canon !== undefined) {
+        checkCanon(d.canon);
+        checkKnownKeys('data.canon', d.canon, CANON_FIELDS);
+      }
       if (d.settings !== undefined) {
         if (typeof d.settings !== 'object' || d.settings === null) {
           invalid('data.settings must be an object');

@@ -195,8 +195,9 @@ describe('buildContext: the story order', () => {
       max_output_tokens: 500,
     });
     expect(built.report.tokens.budget).toBe(9000);
+    // The seed's keys, plus Chronicle's cache figures
     expect(Object.keys(built.report).sort()).toEqual(
-      ['cards', 'history', 'memories', 'prompt', 'sections', 'settings', 'tokens'].sort(),
+      ['cache', 'cards', 'history', 'memories', 'prompt', 'sections', 'settings', 'tokens'].sort(),
     );
   });
 

@@ -32,6 +32,7 @@ import {
 } from '@chronicle/narrative';
 import type {
   BuiltContext,
+  CacheReport,
   CardRecord,
   ContextBudget,
   ContextHead,
@@ -44,6 +45,13 @@ import type {
 import { WINDOW_START, windowCovering, windowCoveringSync } from './history.window';
 import { lengthHint } from './length-hint';
 import { renderPersona } from './persona.render';
+import {
+  cacheableTokens,
+  DEFAULT_HISTORY_MODE,
+  stableBlockTokens,
+  stableStart,
+  type HistoryMode,
+} from './prompt-cache';
 import { matchCards } from './story-cards.match';
 import { DEFAULT_ENCODING, tokenizer, type Tokenizer } from './tokenizer';
 
@@ -74,16 +82,40 @@ interface Prepared {
   budget: ContextBudget;
 }
 
-// BPE pre-tokenization glues newlines onto a trailing run of punctuation: "end.\n\n" is two
-// tokens, not three. So the cost of a separator depends on the text before it. Only the report's
-// counts use this (the budget keeps the seed's flat tokens-plus-separator cost); it is what keeps
-// a sum of cached parts within a fraction of a percent of encoding the joined text.
-const TRAILING_PUNCTUATION = / ?[^\s\p{L}\p{N}]+$/u;
+// BPE pre-tokenization glues the separator onto the runs of punctuation and whitespace around
+// it: "end.\n\n" is two tokens, not three, and " \n" + "\n\n" + "\nNext" has one token of
+// whitespace where the parts alone have three. So a separator's cost depends on the texts on
+// both sides. Only the report's counts and the card trigger's cut use this (the budget keeps
+// the seed's flat tokens-plus-separator cost); it is what keeps a sum of cached parts equal to
+// encoding the joined text, and the trigger's cut where the seed's encode puts it.
+//
+// The cost is measured on the edges alone: the run of non-letters and non-digits that ends the
+// text before (with one character ahead of it) and the one that starts the text after (with one
+// character after it), since a pre-token never reaches past a letter or digit run into them.
+const EDGE_CHARS = 64;
+const WORD_CHAR = /[\p{L}\p{N}]/u;
 
-function joinTokens(tok: Tokenizer, before: string, separator: string): number {
-  const run = TRAILING_PUNCTUATION.exec(before.slice(-16));
-  if (!run) return tok.countCached(separator);
-  return tok.countCached(run[0] + separator) - tok.countCached(run[0]);
+function isWordChar(text: string, at: number): boolean {
+  const code = text.charCodeAt(at);
+  if (code < 128) {
+    return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+  }
+  return WORD_CHAR.test(text[at]);
+}
+
+/** The separator's tokens between `before` and `after`, as it encodes in the joined text. */
+function joinTokens(tok: Tokenizer, before: string, separator: string, after = ''): number {
+  const stop = Math.max(0, before.length - EDGE_CHARS);
+  let tailStart = before.length;
+  while (tailStart > stop && !isWordChar(before, tailStart - 1)) tailStart--;
+  const end = Math.min(after.length, EDGE_CHARS);
+  let headEnd = 0;
+  while (headEnd < end && !isWordChar(after, headEnd)) headEnd++;
+  // Word characters on both sides: the separator is its own pre-token.
+  if (tailStart === before.length && headEnd === 0) return tok.countCached(separator);
+  const tail = before.slice(Math.max(0, tailStart - 1));
+  const head = after.slice(0, headEnd + 1);
+  return tok.countCached(tail + separator + head) - tok.countCached(tail) - tok.countCached(head);
 }
 
 /** Tokens of `parts` joined by `separator`, from the parts' own (cached) counts. */
@@ -95,13 +127,17 @@ function joinedTokens(
   let total = 0;
   for (let i = 0; i < parts.length; i++) {
     total += parts[i].tokens;
-    if (i > 0) total += joinTokens(tok, parts[i - 1].text, separator);
+    if (i > 0) total += joinTokens(tok, parts[i - 1].text, separator, parts[i].text);
   }
   return total;
 }
 
 function section(tok: Tokenizer, label: string, text: string): Section {
   return { label, text, tokens: tok.countCached(text) };
+}
+
+function historyModeOf(head: ContextHead): HistoryMode {
+  return head.settings.historyMode ?? DEFAULT_HISTORY_MODE;
 }
 
 function scriptString(memory: Record<string, unknown> | null, key: string): string | null {
@@ -157,7 +193,17 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
   const summary = summaryText
     ? section(tok, 'story_summary', `Story summary:\n${summaryText}`)
     : null;
-  const used = head.memories?.used ?? [];
+  // `stable` lists the retrieved memories in a fixed order (pinned first, then by id) rather than
+  // by this turn's similarity: the set changes by a memory or two from turn to turn, and a fixed
+  // order keeps the memories they share a byte-identical prefix of the section. The seed's
+  // `sliding` keeps the retrieval's order.
+  const ranked = head.memories?.used ?? [];
+  const used =
+    historyModeOf(head) === 'stable'
+      ? [...ranked].sort(
+          (a, b) => Number(b.pinned) - Number(a.pinned) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+        )
+      : ranked;
   const memories =
     used.length > 0
       ? section(tok, 'used_memories', `Memories:\n${used.map((m) => `- ${m.text}`).join('\n')}`)
@@ -235,7 +281,8 @@ function triggerText(window: readonly WindowAction[], available: number, tok: To
   let remaining = available;
   for (let i = window.length - 1; i >= 0; i--) {
     const action = window[i];
-    const separator = parts.length > 0 ? joinTokens(tok, action.text, SEPARATOR) : 0;
+    const separator =
+      parts.length > 0 ? joinTokens(tok, action.text, SEPARATOR, window[i + 1].text) : 0;
     if (action.tokens + separator <= remaining) {
       parts.push(action.text);
       remaining -= action.tokens + separator;
@@ -248,6 +295,34 @@ function triggerText(window: readonly WindowAction[], available: number, tok: To
   return parts.reverse().join(SEPARATOR);
 }
 
+/**
+ * Where `stable` history may start: the block starts of the window, counted from the story's
+ * start. null when the mode is `sliding` or the story's total is unknown.
+ */
+interface StableBlocks {
+  blockTokens: number;
+  costs: number[];
+  before: number;
+}
+
+function stableBlocks(
+  input: ContextInput,
+  window: readonly WindowAction[],
+  separatorTokens: number,
+) {
+  if (historyModeOf(input) !== 'stable' || input.storyTokens === undefined) return null;
+  const costs = window.map((action) => action.tokens + separatorTokens);
+  const inWindow = costs.reduce((sum, cost) => sum + cost, 0);
+  return {
+    blockTokens: stableBlockTokens(
+      input.settings.contextTokenBudget,
+      input.settings.historyBlockShare,
+    ),
+    costs,
+    before: Math.max(0, input.storyTokens - inWindow),
+  } satisfies StableBlocks;
+}
+
 /** Returns the system text, the story text and the context report for one turn. */
 // eslint-disable-next-line max-lines-per-function -- the sections are budgeted in the order the predecessor fills them, each reading what the ones before it left; the order is the algorithm
 export function buildContext(input: ContextInput): BuiltContext {
@@ -255,9 +330,23 @@ export function buildContext(input: ContextInput): BuiltContext {
   const prepared = prepare(input, window);
   const { tok, separatorTokens } = prepared;
   const { available } = prepared.budget;
+  const mode = historyModeOf(input);
+  const blocks = stableBlocks(input, window, separatorTokens);
 
   // ----- Story cards: triggered by recent story text (the window history could fill) -----
-  const triggered = matchCards(input.storyCards, triggerText(window, available, tok));
+  // `stable`: the text from the oldest block start whose suffix fits `available` — what its
+  // history could fill, as the seed's is the last `available` tokens of the window.
+  const triggerStart = blocks
+    ? stableStart(blocks.costs, blocks.before, blocks.blockTokens, available)
+    : null;
+  const trigger =
+    triggerStart === null
+      ? triggerText(window, available, tok)
+      : window
+          .slice(triggerStart)
+          .map((action) => action.text)
+          .join(SEPARATOR);
+  const triggered = matchCards(input.storyCards, trigger);
   const cardBudget = Math.floor(available * CARD_BUDGET_SHARE);
   const cards: CardRecord[] = [];
   const loreLines: string[] = [];
@@ -286,33 +375,49 @@ export function buildContext(input: ContextInput): BuiltContext {
       }
     : null;
 
-  // ----- Story history: newest first until the remaining budget is spent -----
+  // ----- Story history -----
+  // History is prose only: the state block is never replayed into it. Replaying it put a
+  // second, older account of the world into the same prompt as the authoritative one, with
+  // nothing marking which governed, so a fact the reader had withdrawn by a correction came
+  // straight back as an accepted event. A turn's events record what was true then, which is
+  // precisely what a later correction, retcon or invalidation revises. `EMIT_RULE` carries a
+  // worked example of the format in the system block and `EMIT_REMINDER` repeats it last.
   const historyBudget = available - loreTokens;
   const included: { text: string; tokens: number }[] = [];
   let spent = 0;
   let oldestTruncated = false;
-  for (let i = window.length - 1; i >= 0; i--) {
-    const action = window[i];
-    // History is prose only: the state block is never replayed into it. Replaying it put a
-    // second, older account of the world into the same prompt as the authoritative one, with
-    // nothing marking which governed, so a fact the reader had withdrawn by a correction came
-    // straight back as an accepted event. A turn's events record what was true then, which is
-    // precisely what a later correction, retcon or invalidation revises. `EMIT_RULE` carries a
-    // worked example of the format in the system block and `EMIT_REMINDER` repeats it last.
-    const cost = action.tokens + separatorTokens;
-    if (spent + cost > historyBudget) {
-      if (included.length === 0) {
-        // Even the newest action alone is over budget: keep its end rather than send no story.
-        const text = tok.lastTokens(action.text, historyBudget);
-        included.push({ text, tokens: tok.count(text) });
-        oldestTruncated = true;
-      }
-      break;
+  // `stable`: from the oldest block start whose actions fit, every action to the newest. The
+  // start is a function of the path and the budget alone, so a replay rebuilds it, and it moves
+  // only when the story has grown by a block past the budget.
+  const historyStart = blocks
+    ? stableStart(blocks.costs, blocks.before, blocks.blockTokens, historyBudget)
+    : null;
+  if (historyStart !== null) {
+    for (let i = historyStart; i < window.length; i++) {
+      included.push({ text: window[i].text, tokens: window[i].tokens });
+      spent += window[i].tokens + separatorTokens;
     }
-    included.push({ text: action.text, tokens: action.tokens });
-    spent += cost;
+  } else {
+    // The seed's window (and `stable`'s when no block start fits): newest first until the
+    // remaining budget is spent.
+    for (let i = window.length - 1; i >= 0; i--) {
+      const action = window[i];
+      const cost = action.tokens + separatorTokens;
+      if (spent + cost > historyBudget) {
+        if (included.length === 0) {
+          // Even the newest action alone is over budget: keep its end rather than send no story.
+          const text = tok.lastTokens(action.text, historyBudget);
+          included.push({ text, tokens: tok.count(text) });
+          spent = included[0].tokens;
+          oldestTruncated = true;
+        }
+        break;
+      }
+      included.push({ text: action.text, tokens: action.tokens });
+      spent += cost;
+    }
+    included.reverse();
   }
-  included.reverse();
 
   // ----- Assemble the story text, with the author's note near the end -----
   const joined = (label: string, parts: typeof included): Section => ({
@@ -321,13 +426,19 @@ export function buildContext(input: ContextInput): BuiltContext {
     tokens: joinedTokens(tok, parts, SEPARATOR),
   });
   const story: (Section | null)[] = [];
-  if (prepared.authorsNote) {
+  if (prepared.authorsNote && mode === 'sliding') {
     const pos = Math.max(0, included.length - AUTHORS_NOTE_DEPTH);
     story.push(joined('history', included.slice(0, pos)));
     story.push(section(tok, 'authors_note', prepared.authorsNote));
     story.push(joined('recent_history', included.slice(pos)));
   } else {
     story.push(joined('history', included));
+    // `stable` puts the note right after the history, not three actions before its end: there,
+    // every turn moved the note and re-sent the three actions after it uncached (the next
+    // prompt has story where this one had the note). Right after the history it is still below
+    // every action, so it keeps its recency, and it is the least volatile of the live sections
+    // (only an edit changes it), so it heads them.
+    story.push(section(tok, 'authors_note', prepared.authorsNote));
   }
   // The live sections, ordered from least to most volatile. They go below the history so that
   // the history stays cached, and above the final sections so that those stay last.
@@ -335,7 +446,8 @@ export function buildContext(input: ContextInput): BuiltContext {
   story.push(section(tok, 'front_memory', prepared.frontMemory));
   // The length hint goes just above the emit reminder, which keeps the last position. The
   // length budget applies to the narration and the reminder to the block that follows it, so
-  // this is also the order in which the model acts.
+  // this is also the order in which the model acts. (It never changes mid-story, but moving it
+  // up into the cached part would save ~100 tokens a turn at the cost of that order.)
   story.push(section(tok, 'length_hint', prepared.lengthNote));
   // A correction for the previous turn sits directly above the reminder to emit a block,
   // which is the instruction it modifies.
@@ -348,6 +460,23 @@ export function buildContext(input: ContextInput): BuiltContext {
   const systemSections = prepared.system;
   const system = systemSections.map((s) => s.text).join(SEPARATOR);
   const storyText = storySections.map((s) => s.text).join(SEPARATOR);
+  const totalTokens =
+    joinedTokens(tok, systemSections, SEPARATOR) + joinedTokens(tok, storySections, SEPARATOR);
+
+  const cache = cacheReport({
+    mode,
+    blocks,
+    historyStart,
+    window,
+    included,
+    spent,
+    historyBudget,
+    systemTokens: joinedTokens(tok, systemSections, SEPARATOR),
+    historySection: storySections[0]?.label === 'history' ? storySections[0] : null,
+    totalTokens,
+    evicting: included.length < input.totalActions,
+    separatorTokens,
+  });
 
   const { settings } = input;
   return {
@@ -361,9 +490,7 @@ export function buildContext(input: ContextInput): BuiltContext {
       })),
       prompt: { system, story: storyText },
       tokens: {
-        total:
-          joinedTokens(tok, systemSections, SEPARATOR) +
-          joinedTokens(tok, storySections, SEPARATOR),
+        total: totalTokens,
         budget: settings.contextTokenBudget,
       },
       cards,
@@ -375,6 +502,7 @@ export function buildContext(input: ContextInput): BuiltContext {
         total: input.totalActions,
         oldest_truncated: oldestTruncated,
       },
+      cache,
       settings: {
         model: settings.model,
         api_mode: settings.apiMode,
@@ -382,6 +510,66 @@ export function buildContext(input: ContextInput): BuiltContext {
         max_output_tokens: settings.maxOutputTokens,
       },
     },
+  };
+}
+
+/**
+ * The expected cached share of the next request: the next turn repeats this prompt up to the
+ * end of its history when it only appends to the story (`stable` between two moves of the
+ * start, or any story still shorter than its budget), and only the system block when the
+ * window's first action moves (`sliding` once the story outgrows the budget, `stable` when the
+ * room left is less than the newest turn's two actions).
+ */
+function cacheReport(parts: {
+  mode: HistoryMode;
+  blocks: StableBlocks | null;
+  historyStart: number | null;
+  window: readonly WindowAction[];
+  included: readonly { text: string; tokens: number }[];
+  spent: number;
+  historyBudget: number;
+  systemTokens: number;
+  historySection: Section | null;
+  totalTokens: number;
+  evicting: boolean;
+  separatorTokens: number;
+}): CacheReport {
+  const { blocks, historyStart, window, included } = parts;
+  const room = parts.historyBudget - parts.spent;
+  const nextTurn = window
+    .slice(-2)
+    .reduce((sum, action) => sum + action.tokens + parts.separatorTokens, 0);
+  const keepsHistory =
+    parts.historySection !== null &&
+    (historyStart !== null ? room >= nextTurn : !parts.evicting && room >= nextTurn);
+  const stablePrefixTokens =
+    parts.systemTokens + (keepsHistory ? parts.historySection!.tokens + parts.separatorTokens : 0);
+  const expectedCachedTokens = cacheableTokens(stablePrefixTokens);
+
+  // The newest block start inside the history, as a character offset of the story text.
+  let breakpoint: number | null = null;
+  if (blocks && historyStart !== null) {
+    let offset = blocks.before;
+    for (let i = 0; i < historyStart; i++) offset += blocks.costs[i];
+    let chars = 0;
+    for (let i = historyStart, k = 0; i < window.length; i++, k++) {
+      const previousBlock = Math.floor(
+        (offset - (i > 0 ? blocks.costs[i - 1] : 0)) / blocks.blockTokens,
+      );
+      if (k > 0 && Math.floor(offset / blocks.blockTokens) > previousBlock) breakpoint = chars;
+      chars += included[k].text.length + SEPARATOR.length;
+      offset += blocks.costs[i];
+    }
+  }
+  return {
+    historyMode: parts.mode,
+    blockTokens: blocks?.blockTokens ?? 0,
+    blockAligned: historyStart !== null,
+    historyFill: parts.historyBudget > 0 ? Math.min(1, parts.spent / parts.historyBudget) : 0,
+    stablePrefixTokens,
+    expectedCachedTokens,
+    expectedCachedShare: parts.totalTokens > 0 ? expectedCachedTokens / parts.totalTokens : 0,
+    breakpoint,
   };
 }
 

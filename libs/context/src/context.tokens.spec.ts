@@ -10,6 +10,7 @@ import {
   aContextHead,
   aNarrativeState,
   aStory,
+  anAction,
   seedReferenceContext,
   someMemories,
 } from './testing';
@@ -112,6 +113,63 @@ describe('token counts summed from cached parts', () => {
       within(built.report.tokens.total, tok.count(built.system) + tok.count(built.story));
       const history = built.report.sections.find((s) => s.label === 'history')!;
       expect(history.tokens).toBeGreaterThan(budget / 4);
+    },
+  );
+});
+
+describe('texts that start or end with whitespace (an edited action, an opening ending in a newline)', () => {
+  // The separator merges with whitespace on either side in the joined text (" \n" + "\n\n" +
+  // "\nNext" holds one whitespace token), so a sum of the parts' own counts runs high and a cut
+  // costed by them falls short of the seed's encode of the joined text.
+  const edges = ['', ' ', '\n', '\n\n', ' \n', '  ', '\t', '\n \n', '. \n', '…\n'];
+  const edged = aStory(200, { seed: 3 }).map((action, i) =>
+    anAction(
+      action.id,
+      `${edges[i % edges.length]}${action.text}${edges[(i * 3 + 1) % edges.length]}`,
+      action.type,
+    ),
+  );
+
+  it('cuts the trigger text, and so sends cards, history and story, as the seed at every budget in a sweep', () => {
+    // Given a card per number the prose mentions, so that each token of the cut can change them
+    const head = aContextHead({
+      storyCards: Array.from({ length: 298 }, (_, i) =>
+        aCard(`n${i + 3}`, `counting ${i + 3} coins, ${i + 3} miles`, `Count ${i + 3}.`),
+      ),
+      totalActions: edged.length,
+    });
+    const { reserved } = contextBudget(head, edged);
+    const differences: number[] = [];
+    const seen = new Set<string>();
+    for (let budget = reserved + 300; budget < reserved + 1440; budget++) {
+      const atBudget = { ...head, settings: { ...head.settings, contextTokenBudget: budget } };
+      // When both builders build the prompt
+      const fast = assembleContextSync(atBudget, memoryReader(edged));
+      const seed = seedReferenceContext(atBudget, edged);
+      const same =
+        fast.story === seed.story &&
+        JSON.stringify(fast.report.cards) === JSON.stringify(seed.report.cards) &&
+        JSON.stringify(fast.report.history) === JSON.stringify(seed.report.history);
+      if (!same) differences.push(budget);
+      seen.add(JSON.stringify(seed.report.cards));
+    }
+    // Then they agree at all 1,140 budgets, and the sweep moved the cut across keywords
+    expect(differences).toEqual([]);
+    expect(seen.size).toBeGreaterThan(10);
+  });
+
+  it.each([2048, 16384])(
+    "counts each section as an encode of its text does, within the spec's 0.5%% (%i)",
+    (budget) => {
+      const tok = tokenizer('cl100k_base');
+      const head = corpusHead(budget, { totalActions: edged.length });
+      const built = assembleContextSync(head, memoryReader(edged));
+      for (const section of built.report.sections) {
+        const exact = tok.count(section.text);
+        expect(Math.abs(section.tokens - exact)).toBeLessThanOrEqual(exact * 0.005);
+      }
+      const exact = tok.count(built.system) + tok.count(built.story);
+      expect(Math.abs(built.report.tokens.total - exact)).toBeLessThanOrEqual(exact * 0.005);
     },
   );
 });

@@ -1,4 +1,5 @@
 import type { Canon, NarrativeState, Rejection } from '@chronicle/narrative';
+import type { HistoryMode } from './prompt-cache';
 import type { TokenEncoding } from './tokenizer';
 
 export type ActionType = 'start' | 'do' | 'say' | 'story' | 'continue' | 'ai';
@@ -34,6 +35,17 @@ export interface ContextSettings {
   contextTokenBudget: number;
   /** Defaults to cl100k_base. Cached action token counts must be in this encoding. */
   encoding?: TokenEncoding;
+  /**
+   * How the history window chooses its first action (default `stable`): `stable` moves it only
+   * to block starts counted from the story's start (see `stableStart`), `sliding` is the seed's
+   * window, whose first action moves on every turn once the story outgrows the budget.
+   */
+  historyMode?: HistoryMode;
+  /**
+   * `stable`'s block size as a share of `contextTokenBudget` (default `STABLE_BLOCK_SHARE`). Not
+   * an adventure setting: the benchmark sweeps it to show why the default was chosen.
+   */
+  historyBlockShare?: number;
 }
 
 export interface Persona {
@@ -82,6 +94,12 @@ export interface ContextHead {
    * `history.total`: the whole story, not the window that was read.
    */
   totalActions: number;
+  /**
+   * The sum of `tokens + separator tokens` over those story actions: where the window's actions
+   * lie from the story's start, which `stable` history needs to find its block starts. Without
+   * it, `stable` history slides (it cannot place the blocks).
+   */
+  storyTokens?: number;
   /** null when the memory bank is off. */
   memories: RetrievedMemories | null;
   /** The take being retried: absent from history, card triggers and the rejection lookup. */
@@ -124,12 +142,37 @@ export interface ContextReport {
   cards: CardRecord[];
   memories: RetrievedMemories | null;
   history: { included: number; total: number; oldest_truncated: boolean };
+  cache: CacheReport;
   settings: {
     model: string;
     api_mode: 'chat' | 'completion';
     temperature: number;
     max_output_tokens: number;
   };
+}
+
+/**
+ * What the provider's prefix cache can be expected to serve. Chronicle's own figures, beside the
+ * seed's report (not a seed field).
+ */
+export interface CacheReport {
+  historyMode: HistoryMode;
+  /** Tokens per history block (`stable`); 0 when sliding. */
+  blockTokens: number;
+  /** Whether the window started at a block start (`stable` and a block fitted). */
+  blockAligned: boolean;
+  /** History tokens (with separators) over the tokens the history could use. */
+  historyFill: number;
+  /** The prefix of this prompt the next turn's prompt repeats, if the story only grows. */
+  stablePrefixTokens: number;
+  /** What OpenAI's rule serves of that prefix, and its share of this prompt's tokens. */
+  expectedCachedTokens: number;
+  expectedCachedShare: number;
+  /**
+   * Character offset in the story text of the newest block start inside the history (where an
+   * explicit cache breakpoint goes), or null when the history has none.
+   */
+  breakpoint: number | null;
 }
 
 export interface BuiltContext {

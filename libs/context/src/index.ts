@@ -4,6 +4,7 @@ export * from './length-hint';
 export * from './persona.render';
 export * from './story-cards.match';
 export * from './history.window';
+export * from './prompt-cache';
 export {
   AUTHORS_NOTE_DEPTH,
   CARD_BUDGET_SHARE,

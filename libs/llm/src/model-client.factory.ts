@@ -1,6 +1,6 @@
 import type { Embedder } from './embedder';
-import type { ModelClient, ModelConfig } from './model-client.types';
-import { MODEL_DEFAULTS } from './model-client.types';
+import type { ModelClient, ModelConfig, PromptCacheKeyMode } from './model-client.types';
+import { MODEL_DEFAULTS, sendsPromptCacheKey } from './model-client.types';
 import { OfflineEmbedder } from './offline.embedder';
 import { OfflineNarrator } from './offline.narrator';
 import { OpenAiEmbedder } from './openai.embedder';
@@ -17,10 +17,13 @@ function hasKey(config: Pick<ModelConfig, 'apiKey'>): config is { apiKey: string
  */
 export function createModelClient(config: ModelConfig): ModelClient {
   if (!hasKey(config)) return new OfflineNarrator();
+  const baseURL = config.baseURL || MODEL_DEFAULTS.baseURL;
   return new OpenAiModelClient({
-    baseURL: config.baseURL || MODEL_DEFAULTS.baseURL,
+    baseURL,
     apiKey: config.apiKey,
     timeoutMs: config.timeoutMs || MODEL_DEFAULTS.timeoutMs,
+    promptCacheKey: sendsPromptCacheKey(config.promptCacheKey, baseURL),
+    cacheControl: config.cacheControl ?? false,
   });
 }
 
@@ -47,6 +50,8 @@ export function modelConfigOf(config: {
   modelName: string;
   embeddingModel: string;
   modelTimeoutMs: number;
+  modelPromptCacheKey?: PromptCacheKeyMode;
+  modelCacheControl?: boolean;
 }): ModelConfig {
   return {
     baseURL: config.modelBaseUrl,
@@ -54,5 +59,7 @@ export function modelConfigOf(config: {
     model: config.modelName,
     embeddingModel: config.embeddingModel,
     timeoutMs: config.modelTimeoutMs,
+    promptCacheKey: config.modelPromptCacheKey,
+    cacheControl: config.modelCacheControl,
   };
 }

@@ -22,6 +22,16 @@ export interface NarrationRequest {
   maxOutputTokens: number;
   /** 0 sends nothing, < 0 turns reasoning off, > 0 is a budget added on top of maxOutputTokens */
   reasoningMaxTokens: number;
+  /**
+   * Routes requests that share a prefix to the same cache (OpenAI's `prompt_cache_key`): the
+   * adventure id. Sent only when the client's `promptCacheKey` option is on.
+   */
+  cacheKey?: string;
+  /**
+   * Character offset in `story` of the newest block start in the history, where an explicit
+   * cache breakpoint goes (`cache_control`, when the client's option is on); null: none.
+   */
+  cacheBreakpoint?: number | null;
 }
 
 export type ModelStreamEvent =
@@ -40,6 +50,8 @@ export interface CompletionRequest {
    * uses it to keep within the word limit of each background prompt.
    */
   purpose?: 'memory' | 'summary' | 'other';
+  /** As `NarrationRequest.cacheKey`. */
+  cacheKey?: string;
   signal?: AbortSignal;
 }
 
@@ -64,6 +76,26 @@ export interface ModelConfig {
   /** empty or absent: the offline embedder's model */
   embeddingModel?: string;
   timeoutMs: number;
+  /** Send `prompt_cache_key`: 'auto' (only to api.openai.com), 'true' or 'false'. */
+  promptCacheKey?: PromptCacheKeyMode;
+  /** Mark cache breakpoints with `cache_control` (providers that want explicit ones). */
+  cacheControl?: boolean;
+}
+
+export type PromptCacheKeyMode = 'auto' | 'true' | 'false';
+
+/** Whether `prompt_cache_key` goes to `baseURL`: on 'auto', only OpenAI's own API takes it. */
+export function sendsPromptCacheKey(
+  mode: PromptCacheKeyMode | undefined,
+  baseURL: string,
+): boolean {
+  if (mode === 'true') return true;
+  if (mode === 'false') return false;
+  try {
+    return new URL(baseURL).hostname === 'api.openai.com';
+  } catch {
+    return false;
+  }
 }
 
 /** The predecessor's defaults, kept so an adventure moved here plays with the same model settings. */

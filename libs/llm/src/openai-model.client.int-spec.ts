@@ -322,6 +322,85 @@ describe('OpenAiModelClient against an OpenAI-compatible server', () => {
   });
 });
 
+describe('prompt-cache hints', () => {
+  const server = new FakeOpenAiServer({ instant: true });
+  let baseURL: string;
+  const story = `${'The tide turns. '.repeat(300)}\n\n> You wait.`;
+
+  beforeAll(async () => {
+    ({ baseURL } = await server.start());
+  });
+  afterEach(() => server.clear());
+  afterAll(() => server.close());
+
+  const client = (options: { promptCacheKey?: boolean; cacheControl?: boolean }) =>
+    new OpenAiModelClient({ baseURL, apiKey: API_KEY, timeoutMs: 5_000, ...options });
+
+  it('sends the adventure id as prompt_cache_key when on, and nothing when off', async () => {
+    await collect(
+      client({ promptCacheKey: true }).streamNarration(narration({ cacheKey: 'adv-1' })),
+    );
+    await client({ promptCacheKey: true }).complete({
+      system: 's',
+      user: 'u',
+      model: 'm',
+      temperature: 0.3,
+      maxTokens: 10,
+      cacheKey: 'adv-1',
+    });
+    await collect(
+      client({ promptCacheKey: false }).streamNarration(narration({ cacheKey: 'adv-1' })),
+    );
+    expect(server.requests.map((r) => r.body.prompt_cache_key)).toEqual([
+      'adv-1',
+      'adv-1',
+      undefined,
+    ]);
+  });
+
+  it('marks the system block and the history block start with cache_control, bytes unchanged', async () => {
+    // Given a story whose history has a block start at character 800
+    await collect(
+      client({ cacheControl: true }).streamNarration(narration({ story, cacheBreakpoint: 800 })),
+    );
+    const [request] = server.requests;
+    const [system, user] = request.body.messages;
+    // Then the system message ends in a breakpoint, and the user message is split at 800
+    expect(system.content).toEqual([
+      {
+        type: 'text',
+        text: 'You are a masterful storyteller.',
+        cache_control: { type: 'ephemeral' },
+      },
+    ]);
+    expect(user.content[0]).toEqual({
+      type: 'text',
+      text: story.slice(0, 800),
+      cache_control: { type: 'ephemeral' },
+    });
+    expect(user.content[1].cache_control).toBeUndefined();
+    // and the parts join into exactly the prompt sent without breakpoints
+    expect(user.content.map((p: { text: string }) => p.text).join('')).toBe(
+      `${story}\n\n${CONTINUE_INSTRUCTION}`,
+    );
+    // Off (the default): plain string contents
+    server.clear();
+    await collect(client({}).streamNarration(narration({ story, cacheBreakpoint: 800 })));
+    expect(typeof server.requests[0].body.messages[1].content).toBe('string');
+  });
+
+  it("carries the provider's cached_tokens into the usage of the done event", async () => {
+    // Given the same long prompt twice: the fake serves the shared prefix the second time
+    const first = await collect(client({}).streamNarration(narration({ story })));
+    const second = await collect(client({}).streamNarration(narration({ story })));
+    const usage = (events: ModelStreamEvent[]) =>
+      (events[events.length - 1] as Extract<ModelStreamEvent, { type: 'done' }>).usage;
+    expect(usage(first).cachedTokens).toBe(0);
+    expect(usage(second).cachedTokens).toBeGreaterThanOrEqual(1024);
+    expect(usage(second).cachedTokens % 128).toBe(0);
+  });
+});
+
 async function waitFor(test: () => boolean, timeoutMs = 2_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!test()) {

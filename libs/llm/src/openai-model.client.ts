@@ -16,7 +16,14 @@ export interface OpenAiModelClientOptions {
   apiKey: string;
   /** bound on the whole request, stream included (the openai package only bounds the wait for headers) */
   timeoutMs: number;
+  /** send the request's `cacheKey` as `prompt_cache_key` */
+  promptCacheKey?: boolean;
+  /** mark the system block's end and the history's block start with `cache_control` */
+  cacheControl?: boolean;
 }
+
+/** Anthropic's breakpoint (through OpenRouter): the prefix up to here is cached for a while. */
+const EPHEMERAL = { type: 'ephemeral' } as const;
 
 /** The loose shape shared by chat and completion chunks across OpenAI-compatible servers. */
 interface LooseChoice {
@@ -133,13 +140,16 @@ export class OpenAiModelClient implements ModelClient {
         stream_options: { include_usage: true },
         ...reasoningParams(req.maxOutputTokens, req.reasoningMaxTokens),
         ...providerPreference(this.options.baseURL, req.model),
+        ...this.cacheKeyParam(req.cacheKey),
       };
       const stream: AsyncIterable<LooseChunk> =
         req.mode === 'chat'
           ? await this.client.chat.completions.create(
               {
                 ...common,
-                messages: toMessages(chatMessages(req)),
+                messages: this.options.cacheControl
+                  ? withBreakpoints(chatMessages(req), req.cacheBreakpoint ?? null)
+                  : toMessages(chatMessages(req)),
               } as OpenAI.ChatCompletionCreateParamsStreaming,
               { signal: call.signal },
             )
@@ -197,6 +207,7 @@ export class OpenAiModelClient implements ModelClient {
           max_tokens: req.maxTokens,
           messages: toMessages({ system: req.system, user: req.user }),
           ...providerPreference(this.options.baseURL, req.model),
+          ...this.cacheKeyParam(req.cacheKey),
         } as OpenAI.ChatCompletionCreateParamsNonStreaming,
         { signal: call.signal },
       );
@@ -213,6 +224,10 @@ export class OpenAiModelClient implements ModelClient {
     } finally {
       call.release();
     }
+  }
+
+  private cacheKeyParam(key: string | undefined): { prompt_cache_key?: string } {
+    return this.options.promptCacheKey && key ? { prompt_cache_key: key } : {};
   }
 
   private context(model: string, operation: string): ErrorContext {
@@ -238,6 +253,34 @@ export function toMessages(messages: {
   const out: OpenAI.ChatCompletionMessageParam[] = [];
   if (messages.system) out.push({ role: 'system', content: messages.system });
   out.push({ role: 'user', content: messages.user });
+  return out;
+}
+
+/**
+ * Chat messages with explicit cache breakpoints: one at the end of the system block (the prefix
+ * every turn of every adventure with this system text repeats) and one at the newest block start
+ * of the history (the prefix every turn repeats until the window's start moves). The texts are
+ * split into content parts and not changed: their concatenation is the same prompt.
+ */
+export function withBreakpoints(
+  messages: { system?: string; user: string },
+  storyBreakpoint: number | null,
+): OpenAI.ChatCompletionMessageParam[] {
+  const out: OpenAI.ChatCompletionMessageParam[] = [];
+  if (messages.system) {
+    // `cache_control` is not in the openai package's types: OpenRouter passes it to Anthropic.
+    const content = [{ type: 'text', text: messages.system, cache_control: EPHEMERAL }];
+    out.push({ role: 'system', content } as unknown as OpenAI.ChatCompletionSystemMessageParam);
+  }
+  const at = storyBreakpoint ?? 0;
+  const parts =
+    at > 0 && at < messages.user.length
+      ? [
+          { type: 'text', text: messages.user.slice(0, at), cache_control: EPHEMERAL },
+          { type: 'text', text: messages.user.slice(at) },
+        ]
+      : [{ type: 'text', text: messages.user }];
+  out.push({ role: 'user', content: parts } as unknown as OpenAI.ChatCompletionUserMessageParam);
   return out;
 }
 

@@ -13,6 +13,7 @@ import {
 } from '@chronicle/adventure';
 import {
   deterministicEventId,
+  historyBudgetFloor,
   type AdventureCommandHandler,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
@@ -125,7 +126,7 @@ export class UpdateMemoryUseCase {
       }
     }
     if (autoSummarize) {
-      const plan = summaryPlan(state);
+      const plan = summaryPlan(state, { historyBudget: historyBudgetFloor(state) });
       if (plan) {
         try {
           const written = await this.writeSummary(input.adventureId, state, plan, meta);
@@ -178,6 +179,7 @@ export class UpdateMemoryUseCase {
     const result = await this.model.complete({
       ...prompt,
       model: this.modelName(state),
+      cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: BACKGROUND_MAX_TOKENS,
       purpose: 'memory',
@@ -238,6 +240,7 @@ export class UpdateMemoryUseCase {
     const result = await this.model.complete({
       ...prompt,
       model: this.modelName(state),
+      cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: SUMMARY_MAX_TOKENS,
       purpose: 'summary',
@@ -269,6 +272,7 @@ export class UpdateMemoryUseCase {
             sourceStart: plan.sourceStart,
             sourceEnd: plan.sourceEnd,
             startsFrom: plan.current?.text ?? null,
+            historyBudget: historyBudgetFloor(state),
           },
           usage,
         },
@@ -333,6 +337,7 @@ export class UpdateMemoryUseCase {
         result = await this.model.complete({
           ...prompt,
           model: this.modelName(state),
+          cacheKey: state.id ?? undefined,
           temperature: BACKGROUND_TEMPERATURE,
           maxTokens: SUMMARY_MAX_TOKENS,
           purpose: 'summary',

@@ -37,6 +37,8 @@ export type WriteSummary = {
     plan: StorySpan & {
       /** The text of the version the update started from; null when there was none. */
       startsFrom: string | null;
+      /** The history budget the plan was made under (see `summaryPlan`). */
+      historyBudget?: number;
     };
     usage?: ModelCallUsage;
   };
@@ -118,7 +120,7 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
     }
     case 'WriteSummary': {
       const { summaryId, text, plan, usage } = command.data;
-      const due = summaryPlan(state);
+      const due = summaryPlan(state, { historyBudget: plan.historyBudget });
       // The update folds new story into the version it started from: if that version changed
       // (the player edited it), the update is stale.
       if (!due || !sameSpan(due, plan) || (due.current?.text ?? null) !== plan.startsFrom) {

@@ -12,7 +12,13 @@ import {
   type AdventureState,
   type PathEntry,
 } from '@chronicle/adventure';
-import { tokenizer, type TokenEncoding } from '@chronicle/context';
+import {
+  SEPARATOR,
+  stableBlockTokens,
+  stableStart,
+  tokenizer,
+  type TokenEncoding,
+} from '@chronicle/context';
 import {
   MAX_MEMORIES_PER_RUN,
   MEMORY_EXCERPT_TOKENS,
@@ -86,11 +92,66 @@ export interface SummaryPlan {
   memories: string[];
 }
 
-/** The summary update due now, or null when fewer than 15 actions lie past its cursor. */
-export function summaryPlan(state: AdventureState): SummaryPlan | null {
+export interface SummaryPlanOptions {
+  /**
+   * The least the prompt's history may use (its share of the budget once the lore has taken
+   * its most), for a `stable` adventure: see `leavesWindowUncovered`. Without it, only the
+   * seed's cadence applies.
+   */
+  historyBudget?: number;
+}
+
+/**
+ * Whether the next prompt's `stable` history may start past an action the summary does not
+ * cover: then what leaves the window would be lost from the prompt, so the summary is brought up
+ * to date now, whatever the seed's cadence says.
+ *
+ * Chosen over a chapter summary per evicted block because the rolling summary already exists,
+ * is anchored on the tree and withdrawn with what it covers, and sits after the history, so its
+ * updates never re-price the cached history; the eviction rule only has to keep it current.
+ * The start is the one `stable` history would take with the least budget it can have, less the
+ * newest turn (the next prompt holds one more): a start at least as late as the real one, so
+ * an eviction is never missed, at the price of an update a turn or two early.
+ */
+export function leavesWindowUncovered(
+  state: AdventureState,
+  entries: readonly StoryEntry[],
+  firstUncovered: number,
+  historyBudget: number,
+): boolean {
+  if (state.settings.historyMode !== 'stable' || firstUncovered >= entries.length) return false;
+  const separator = tokenizer(state.settings.encoding).countCached(SEPARATOR);
+  const costs = entries.map((entry) => entry.tokens + separator);
+  const nextTurn = costs.slice(-2).reduce((sum, cost) => sum + cost, 0);
+  const budget = Math.max(0, historyBudget - nextTurn);
+  const block = stableBlockTokens(state.settings.contextTokenBudget);
+  const start = stableStart(costs, 0, block, budget);
+  if (start !== null) return start > firstUncovered;
+  // No block start fits: the history slides (as the seed's), keeping what fits of the newest.
+  let suffix = 0;
+  for (let i = costs.length - 1; i >= firstUncovered; i--) suffix += costs[i];
+  return suffix > budget;
+}
+
+/**
+ * The summary update due now, or null: due once 15 actions lie past its cursor (the seed's
+ * cadence), or sooner when a `stable` history is about to drop an action it does not cover.
+ */
+export function summaryPlan(
+  state: AdventureState,
+  options: SummaryPlanOptions = {},
+): SummaryPlan | null {
   const cursor = summaryCursorDepth(state);
-  const open = uncovered(storyEntries(state), cursor);
-  if (open.length < SUMMARY_INTERVAL) return null;
+  const entries = storyEntries(state);
+  const open = uncovered(entries, cursor);
+  if (open.length === 0) return null;
+  if (
+    open.length < SUMMARY_INTERVAL &&
+    (options.historyBudget === undefined ||
+      !leavesWindowUncovered(state, entries, entries.length - open.length, options.historyBudget))
+  ) {
+    return null;
+  }
   const tip = open[open.length - 1];
   const memories = memoriesOnPath(state)
     .filter(

@@ -83,6 +83,30 @@ describe('memory cadence', () => {
     expect(plan?.memories).toEqual(['memory 0-5', 'memory 6-11']);
     expect(plan?.anchorActionId).toBe(history.head);
   });
+
+  describe('with a stable history window', () => {
+    function playedIn(historyMode: 'stable' | 'sliding', turns: number): AdventureHistory {
+      const history = AdventureHistory.create({
+        settings: { historyMode, contextTokenBudget: 256 },
+      });
+      for (let turn = 1; turn <= turns; turn++) history.turn('do', `step ${turn} of the climb`);
+      return history;
+    }
+
+    it('is due before 15 actions when the next window would drop an action it does not cover', () => {
+      // Given 9 actions and a history that can hold only the newest few
+      const history = playedIn('stable', 4);
+      // Then the summary is brought up to the tip now
+      const plan = summaryPlan(history.state, { historyBudget: 12 });
+      expect(plan).toMatchObject({ sourceStart: 0, anchorActionId: history.head });
+      // and not when the window still holds everything past the cursor
+      expect(summaryPlan(history.state, { historyBudget: 100_000 })).toBeNull();
+    });
+
+    it("keeps the seed's cadence for a sliding adventure", () => {
+      expect(summaryPlan(playedIn('sliding', 4).state, { historyBudget: 12 })).toBeNull();
+    });
+  });
 });
 
 describe('cast brief', () => {

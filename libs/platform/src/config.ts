@@ -4,6 +4,14 @@
 // declared here, once, with its default and meaning; the README's table and
 // docker-compose.yml are written from this list.
 
+import { readFileSync } from 'node:fs';
+import {
+  DEFAULT_MODEL_PRICES,
+  parseModelPrices,
+  PriceTableError,
+  type ModelPriceTable,
+} from './model-prices';
+
 export interface AppConfig {
   databaseUrl: string;
   databasePoolSize: number;
@@ -16,6 +24,12 @@ export interface AppConfig {
   modelApiKey: string | undefined;
   modelName: string;
   modelTimeoutMs: number;
+  modelPromptCacheKey: 'auto' | 'true' | 'false';
+  modelCacheControl: boolean;
+  /** MODEL_PRICES_FILE's table (empty without one); see `modelPriceTable`. */
+  modelPricesFile: ModelPriceTable;
+  /** MODEL_PRICES's table (empty without one); see `modelPriceTable`. */
+  modelPrices: ModelPriceTable;
   embeddingModel: string;
   narrateAttempts: number;
   narrateConcurrency: number;
@@ -34,6 +48,7 @@ export interface AppConfig {
   rateLimitWindowSeconds: number;
   dailyTokenBudget: number;
   devKeyOnStart: DevKeyOnStart;
+  logFormat: LogFormat;
   rateLimitReadsPerMinute: number;
   sseMaxPerKey: number;
   sseMaxConnections: number;
@@ -53,6 +68,12 @@ export const ADMIN_API_KEY_MIN_LENGTH = 32;
 export function allowedModels(config: Pick<AppConfig, 'modelAllowed' | 'modelName'>): string[] {
   return config.modelAllowed.length > 0 ? config.modelAllowed : [config.modelName];
 }
+
+/**
+ * How `npm start` shows its processes' logs. auto: a short human banner unless
+ * NODE_ENV=production. The apps themselves always write JSON lines.
+ */
+export type LogFormat = 'auto' | 'json' | 'human';
 
 /** auto: a development key on the first start unless NODE_ENV=production. */
 export type DevKeyOnStart = 'auto' | 'true' | 'false';
@@ -104,6 +125,22 @@ const slug = (raw: string): string => {
     throw new InvalidValue('may hold only letters, digits, - and _');
   return raw;
 };
+
+function prices(json: string): ModelPriceTable {
+  try {
+    return parseModelPrices(json);
+  } catch (error) {
+    if (error instanceof PriceTableError) throw new InvalidValue(error.message);
+    throw error;
+  }
+}
+
+/** The price table in force: the built-in one, then MODEL_PRICES_FILE's, then MODEL_PRICES's. */
+export function modelPriceTable(
+  config: Pick<AppConfig, 'modelPricesFile' | 'modelPrices'>,
+): ModelPriceTable {
+  return { ...DEFAULT_MODEL_PRICES, ...config.modelPricesFile, ...config.modelPrices };
+}
 
 // The order here is the order of the README table.
 export const CONFIG_VARIABLES = [
@@ -172,6 +209,50 @@ export const CONFIG_VARIABLES = [
     '120000',
     'Per-request timeout for model calls.',
     int(1000, 600000),
+  ),
+  v(
+    'MODEL_PROMPT_CACHE_KEY',
+    'modelPromptCacheKey',
+    'auto',
+    "Send each model call's adventure id as OpenAI's `prompt_cache_key`, so an adventure's turns reach the same prompt cache: auto (only when MODEL_BASE_URL is api.openai.com), true or false.",
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
+        throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
+  v(
+    'MODEL_CACHE_CONTROL',
+    'modelCacheControl',
+    'false',
+    "Mark explicit prompt-cache breakpoints (`cache_control`, as Anthropic models through OpenRouter want them) at the end of the system block and at the history's newest block start: true or false.",
+    (raw) => {
+      if (raw !== 'true' && raw !== 'false') throw new InvalidValue('must be true or false');
+      return raw === 'true';
+    },
+  ),
+  v(
+    'MODEL_PRICES_FILE',
+    'modelPricesFile',
+    '',
+    'Path of a JSON file of model prices, `{"<model>": {"input": 0.15, "cachedInput": 0.075, "output": 0.6}}` in USD per million tokens, that overrides and extends the built-in table for the cost ledger (`GET /v1/usage`). Empty: the built-in table.',
+    (raw) => {
+      if (raw.trim() === '') return {};
+      let text: string;
+      try {
+        text = readFileSync(raw.trim(), 'utf8');
+      } catch {
+        throw new InvalidValue('names a file that cannot be read');
+      }
+      return prices(text);
+    },
+  ),
+  v(
+    'MODEL_PRICES',
+    'modelPrices',
+    '',
+    'Model prices as a JSON value of the same shape, applied over MODEL_PRICES_FILE and the built-in table. Empty: none.',
+    (raw) => (raw.trim() === '' ? {} : prices(raw)),
   ),
   v(
     'EMBEDDING_MODEL',
@@ -311,6 +392,17 @@ export const CONFIG_VARIABLES = [
     (raw) => {
       if (raw !== 'auto' && raw !== 'true' && raw !== 'false')
         throw new InvalidValue('must be auto, true or false');
+      return raw;
+    },
+  ),
+  v(
+    'LOG_FORMAT',
+    'logFormat',
+    'auto',
+    '`npm start` output: auto (a short human banner with the URL, the docs and a sign-in link, and warnings and errors as lines, unless NODE_ENV=production), json (every JSON log line) or human.',
+    (raw) => {
+      if (raw !== 'auto' && raw !== 'json' && raw !== 'human')
+        throw new InvalidValue('must be auto, json or human');
       return raw;
     },
   ),

@@ -1,4 +1,5 @@
 export * from './config';
+export * from './model-prices';
 export * from './logger';
 export * from './preflight';
 export * from './bootstrap';

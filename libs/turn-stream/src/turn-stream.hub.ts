@@ -95,6 +95,8 @@ class ReaderLoop {
     this.idle?.();
     this.reader?.disconnect();
     this.reader = null;
+    // Followers waiting for news end now, not when their idle timer fires.
+    this.fail(new Error('the turn stream reader is shutting down'));
   }
 
   /** Make the loop's next read include a new stream now, not when the blocked one times out. */

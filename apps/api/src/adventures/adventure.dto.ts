@@ -111,6 +111,15 @@ export class SettingsDto {
   })
   encoding?: 'cl100k_base' | 'o200k_base';
 
+  @ApiPropertyOptional({
+    enum: ['stable', 'sliding'],
+    description:
+      "How the history window moves: `stable` (default) by whole blocks, so the provider's prompt cache keeps serving the history; `sliding`, the seed's window, one action at a time.",
+  })
+  @IsOptional()
+  @IsIn(['stable', 'sliding'], { message: 'settings.historyMode must be "stable" or "sliding"' })
+  historyMode?: 'stable' | 'sliding';
+
   @ApiPropertyOptional()
   @IsOptional()
   @IsBoolean()

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import {
   NotFoundError,
   adventureStreamId,
+  lastNarrationOf,
+  takesOf,
   requireNode,
   storyActionCount,
   storyPath,
@@ -118,6 +120,8 @@ export class AdventureReader {
       };
     });
     const { inFlight } = state;
+    const last = lastNarrationOf(state);
+    const lastNode = last && requireNode(state, last.id);
     return {
       id: adventureId,
       ownerId: state.ownerId,
@@ -134,6 +138,19 @@ export class AdventureReader {
       total: storyActionCount(state),
       /** More actions before the first of `actions`: ask again with `before` = its id. */
       more: start > 0,
+      /**
+       * The newest narration on the story: what the referee made of its state block, and its
+       * takes (one per retry, oldest first) for a pager; select one with PUT …/head.
+       */
+      lastNarration: lastNode
+        ? {
+            actionId: lastNode.id,
+            accepted: lastNode.accepted,
+            rejected: lastNode.rejected,
+            retconned: lastNode.retconned,
+            takes: takesOf(state, lastNode.id),
+          }
+        : null,
       turnInFlight: inFlight
         ? {
             turnId: inFlight.turnId,

@@ -56,6 +56,8 @@ export class AdventuresController {
   @Get(':id')
   @ApiOperation({
     summary: 'The projection at the head, with the newest page of the story (`before`, `limit`)',
+    description:
+      '`lastNarration` is the newest narration on the story: its `accepted`, `rejected` (with reasons) and `retconned` state events, and `takes`, the ids of every take of that turn (one per retry, oldest first) — select one with `PUT …/head`.',
   })
   get(@Param('id') id: string, @Query() page: ActionsPageQuery) {
     return this.reader.view(id, page);
@@ -148,6 +150,15 @@ export class AdventuresController {
   @ApiOperation({ summary: "The last turn's context report manifest (404 before the first turn)" })
   lastContext(@Param('id') id: string) {
     return this.reader.lastContext(id);
+  }
+
+  @Get(':id/context/prompt')
+  @ApiOperation({
+    summary:
+      "The last turn's exact prompt (system and story), rebuilt from the log and checked against the sha256 its manifest recorded (404 before the first turn, or when no rebuild matches)",
+  })
+  lastPrompt(@Param('id') id: string) {
+    return this.contextPreview.lastTurnPrompt(id);
   }
 
   @Post(':id/context/preview')

@@ -1,11 +1,19 @@
+import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
-import type { AdventureState, ModelCallUsage } from '@chronicle/adventure';
+import {
+  findMemory,
+  NotFoundError,
+  type AdventureState,
+  type ModelCallUsage,
+} from '@chronicle/adventure';
 import {
   AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
+  type ContextManifest,
 } from '@chronicle/adventure-store';
+import type { RetrievedMemories } from '@chronicle/context';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
@@ -16,6 +24,7 @@ import { requestMetadata } from '../http/request-actor';
  * (libs/adventure-store's `buildTurnContext`), without calling the narrator. Retrieval embeds
  * the story's tail with the real embedder, so that call is paid for like a turn's: recorded as
  * ModelUsageRecorded and counted toward the daily budget (the route is held to the turn limit).
+ * And the exact prompt of the last turn, rebuilt the same way from the log (no model call).
  */
 @Injectable()
 export class ContextPreviewUseCase {
@@ -44,6 +53,51 @@ export class ContextPreviewUseCase {
     };
   }
 
+  /**
+   * The last turn's prompt. A Narrated event keeps the prompt's sha256, not its text; the text
+   * is rebuilt from the projection the worker read (at the event that started the turn, or just
+   * before the narration when something changed in between) with the memories the turn used,
+   * and answered only when it hashes to what was sent.
+   */
+  async lastTurnPrompt(adventureId: string) {
+    const head = await this.adventures.get(adventureId);
+    const last = head.lastContext;
+    if (!last) {
+      throw new NotFoundError(
+        `adventure ${adventureId} has no narrated turn yet; act first, or preview the next context with POST …/context/preview`,
+      );
+    }
+    const manifest = last.manifest as unknown as ContextManifest;
+    const before = await this.adventures.loadAt(adventureId, last.version - 1);
+    const requestedAt = before.inFlight?.requestedAtVersion;
+    const candidates =
+      requestedAt !== undefined && requestedAt < before.version
+        ? [await this.adventures.loadAt(adventureId, requestedAt), before]
+        : [before];
+    for (const state of candidates) {
+      const built = await buildTurnContext(this.adventures, state, {
+        defaultModel: manifest.settings?.model ?? this.config.modelName,
+        memories: usedMemories(state, manifest),
+      });
+      if (
+        sha256(built.system) === manifest.sha256?.system &&
+        sha256(built.story) === manifest.sha256?.story
+      ) {
+        return {
+          turnId: last.turnId,
+          actionId: last.actionId,
+          version: last.version,
+          builtAtVersion: state.version,
+          system: built.system,
+          story: built.story,
+        };
+      }
+    }
+    throw new NotFoundError(
+      `the prompt of turn ${last.turnId} cannot be rebuilt byte for byte from the log (its recorded sha256 does not match a rebuild); its manifest is at GET …/context`,
+    );
+  }
+
   private async recordUsage(state: AdventureState, usage: ModelCallUsage): Promise<void> {
     if (state.id === null) return;
     const handled = await this.adventures.handle(
@@ -55,4 +109,20 @@ export class ContextPreviewUseCase {
       await this.budget.recordSpend(state.ownerId, usage, new Date()).catch(() => undefined);
     }
   }
+}
+
+/** The memories a turn used, with their texts as the projection had them then. */
+function usedMemories(state: AdventureState, manifest: ContextManifest): RetrievedMemories | null {
+  if (!Array.isArray(manifest.memories)) return null;
+  return {
+    used: manifest.memories.map((used) => ({
+      ...used,
+      text: findMemory(state, used.id)?.text ?? '',
+    })),
+    ...(manifest.memoryError ? { error: manifest.memoryError } : {}),
+  };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
 }

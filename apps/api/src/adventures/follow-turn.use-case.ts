@@ -30,6 +30,8 @@ const QUIET_CHECK_MS = 4_000;
  */
 @Injectable()
 export class FollowTurnUseCase {
+  private readonly asking = new Map<string, Promise<FinishedTurn | null>>();
+
   constructor(
     private readonly adventures: AdventureCommandHandler,
     private readonly turns: TurnsUseCase,
@@ -51,10 +53,9 @@ export class FollowTurnUseCase {
         'Last-Event-ID must be an id this stream sent (such as 1718000000000-0); leave it out to replay from the start',
       );
     }
-    const state = await this.adventures.get(adventureId);
-    const view = await this.turns.outcome(adventureId, state, turnId);
-    if (!view) throw new NotFoundError(`turn ${turnId} not found in adventure ${adventureId}`);
-    return { finished: finishedTurn(view, state.version) };
+    const known = await this.lookup(adventureId, turnId);
+    if (!known) throw new NotFoundError(`turn ${turnId} not found in adventure ${adventureId}`);
+    return { finished: finishedTurn(known.view, known.version) };
   }
 
   async *frames(
@@ -91,9 +92,27 @@ export class FollowTurnUseCase {
   }
 
   private async finished(adventureId: string, turnId: string): Promise<FinishedTurn | null> {
-    const state = await this.adventures.get(adventureId);
-    const view = await this.turns.outcome(adventureId, state, turnId);
-    return view && finishedTurn(view, state.version);
+    const known = await this.lookup(adventureId, turnId);
+    return known && finishedTurn(known.view, known.version);
+  }
+
+  /**
+   * The turn as the log has it now; null when the adventure has no such turn. Followers of one
+   * turn ask together (they open together and go quiet together): one read answers all of those
+   * asking at once, so 1,000 followers of a turn cost one load of the adventure, not 1,000.
+   */
+  private lookup(adventureId: string, turnId: string): Promise<FinishedTurn | null> {
+    const key = `${adventureId}:${turnId}`;
+    let asking = this.asking.get(key);
+    if (!asking) {
+      asking = (async () => {
+        const state = await this.adventures.get(adventureId);
+        const view = await this.turns.outcome(adventureId, state, turnId);
+        return view && { view, version: state.version };
+      })().finally(() => this.asking.delete(key));
+      this.asking.set(key, asking);
+    }
+    return asking;
   }
 }
 

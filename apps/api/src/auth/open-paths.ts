@@ -47,6 +47,9 @@ export function servesHtml(url: string): boolean {
   return path === '/' || path === '/index.html' || path === '/docs' || path === '/docs/';
 }
 
+/** Anything canonicalPath has more to do for than fold case: escapes, params, dots, `\\`, `//`. */
+const PATH_NEEDS_WORK = /[%;.\\\s]|\/\//;
+
 /**
  * The path as a router that decodes, folds case, drops `;params` and resolves dot segments
  * might read it. Used only to decide that a request needs the *admin* key: a spelling that any
@@ -54,6 +57,11 @@ export function servesHtml(url: string): boolean {
  */
 export function canonicalPath(url: string): string {
   let path = rawPathOf(url);
+  // The common request has nothing to decode, drop or resolve: only its case is folded.
+  if (path.startsWith('/') && !PATH_NEEDS_WORK.test(path)) {
+    const folded = path.toLowerCase();
+    return folded.length > 1 && folded.endsWith('/') ? folded.slice(0, -1) : folded;
+  }
   if (!path.startsWith('/')) {
     // absolute-form (GET http://host/path): its path
     try {

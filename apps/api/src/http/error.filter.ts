@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { isDomainError, type DomainErrorKind } from '@chronicle/adventure';
 import { EventIdReuseError, StreamVersionConflictError } from '@chronicle/event-store';
-import { asDependencyUnavailable, DependencyUnavailableError } from '@chronicle/platform';
+import { asDependencyUnavailable } from '@chronicle/platform';
 import type { Response } from 'express';
 
 // One place maps every error to HTTP. Only known error classes are answered by their kind —
@@ -39,19 +39,22 @@ interface Answer {
 
 /** The answer for a known error class; null for anything else (a 500). */
 export function answerFor(exception: unknown): Answer | null {
+  // Postgres or Redis unreachable (what pg, ioredis and BullMQ throw then): a 503 with
+  // Retry-After naming which, not a 500.
+  const unavailable = asDependencyUnavailable(exception);
+  if (unavailable) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      message: unavailable.message,
+      retryAfterSeconds: unavailable.retryAfterSeconds,
+    };
+  }
   if (isDomainError(exception)) {
     const retryAfterSeconds = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
     return {
       status: STATUS_BY_KIND[exception.kind],
       message: exception.message,
       ...(typeof retryAfterSeconds === 'number' && { retryAfterSeconds }),
-    };
-  }
-  if (exception instanceof DependencyUnavailableError) {
-    return {
-      status: HttpStatus.SERVICE_UNAVAILABLE,
-      message: exception.message,
-      retryAfterSeconds: exception.retryAfterSeconds,
     };
   }
   if (exception instanceof StreamVersionConflictError) {
@@ -87,10 +90,8 @@ export function errorBody(status: number, message: string | string[]) {
 export class ErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('http');
 
-  catch(thrown: unknown, host: ArgumentsHost): void {
-    if (host.getType() !== 'http') throw thrown;
-    // Postgres or Redis unreachable: a 503 with Retry-After (kind `unavailable`), not a 500.
-    const exception = asDependencyUnavailable(thrown) ?? thrown;
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') throw exception;
     const response = host.switchToHttp().getResponse<Response>();
     if (response.headersSent) {
       response.end();
@@ -101,7 +102,8 @@ export class ErrorFilter implements ExceptionFilter {
       if (answer.retryAfterSeconds !== undefined) {
         response.setHeader('Retry-After', String(Math.max(1, Math.ceil(answer.retryAfterSeconds))));
       }
-      if (answer.status >= 500) this.logger.error(exception as Error);
+      if (answer.status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(answer.message);
+      else if (answer.status >= 500) this.logger.error(exception as Error);
       response.status(answer.status).json(errorBody(answer.status, answer.message));
       return;
     }

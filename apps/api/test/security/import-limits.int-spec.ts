@@ -96,6 +96,11 @@ describe('import limits', () => {
       (e: ExportLine) => (e.data.settings.sneaky = true),
       /settings\.sneaky is not a setting/,
     ],
+    [
+      'a persona field no request could set',
+      (e: ExportLine) => (e.data.persona.role = 'admin'),
+      /data\.persona\.role is not a field of data\.persona/,
+    ],
   ])('refuses %s: 400 naming line 2 and the field, nothing written', async (_, change, message) => {
     const before = await eventCount();
     const reply = await send(withLine(2, change));
@@ -135,7 +140,7 @@ describe('import limits', () => {
     // Built as text: JSON.stringify itself recurses too deep for this.
     const deep = `${'{"deeper":'.repeat(5_000)}"bottom"${'}'.repeat(5_000)}`;
     const lines = [...exported];
-    lines[1] = lines[1].replace('"persona":{', `"persona":{"extra":${deep},`);
+    lines[1] = lines[1].replace('"canon":{', `"canon":{"extra":${deep},`);
     const reply = await send(lines);
     expect(reply.status).toBe(400);
     expect(reply.body.message).toMatch(/line 2: .*nests more than 32 deep/);

@@ -22,6 +22,9 @@ export function someSettings(overrides: Partial<ContextSettings> = {}): ContextS
     maxOutputTokens: 800,
     contextTokenBudget: 16384,
     encoding: 'cl100k_base',
+    // The seed's window: the specs and golden prompts written against the seed keep it; the
+    // stable window's specs ask for it.
+    historyMode: 'sliding',
     ...overrides,
   };
 }
@@ -47,6 +50,14 @@ export function aContextHead(
     ...rest,
     settings: someSettings(settings),
   };
+}
+
+/** `ContextHead.storyTokens` of a story path: every story action's tokens plus a separator. */
+export function storyTokensOf(path: readonly WindowAction[], excludeActionId?: string | null) {
+  const separator = tokenizer('cl100k_base').count('\n\n');
+  return path
+    .filter((action) => /[^ \n\r\t]/.test(action.text) && action.id !== excludeActionId)
+    .reduce((sum, action) => sum + action.tokens + separator, 0);
 }
 
 /** A stored action: its token count computed once, as the store does. */

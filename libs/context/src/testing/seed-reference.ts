@@ -9,7 +9,13 @@ import {
   renderForPrompt,
   renderRejections,
 } from '@chronicle/narrative';
-import type { BuiltContext, ContextHead, ReportSection, WindowAction } from '../context.types';
+import type {
+  BuiltContext,
+  ContextHead,
+  ContextReport,
+  ReportSection,
+  WindowAction,
+} from '../context.types';
 import { isStoryText, WINDOW_MARGIN, WINDOW_START, WINDOW_STEP } from '../history.window';
 import { lengthHint } from '../length-hint';
 import { renderPersona } from '../persona.render';
@@ -18,10 +24,15 @@ import { tokenizer } from '../tokenizer';
 
 const SEPARATOR = '\n\n';
 
+/** The seed's output: its report has no `cache` part (Chronicle's own figures). */
+export type SeedBuiltContext = Omit<BuiltContext, 'report'> & {
+  report: Omit<ContextReport, 'cache'>;
+};
+
 export function seedReferenceContext(
   head: ContextHead,
   path: readonly WindowAction[],
-): BuiltContext {
+): SeedBuiltContext {
   const tok = tokenizer(head.settings.encoding ?? 'cl100k_base');
   const count = (text: string) => tok.count(text);
   const truncate = (text: string, budget: number) => tok.lastTokens(text, budget);

@@ -1,0 +1,55 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ADMIN_USAGE_GROUPS, USER_USAGE_GROUPS, parseUsageQuery } from '@chronicle/accounts';
+import { CurrentUser, type RequestUser } from '../auth/request-user';
+import { UsageLedger } from './usage-ledger.service';
+
+const FROM = {
+  name: 'from',
+  required: false,
+  description:
+    'Start (inclusive): 2026-12-01 (midnight UTC) or 2026-12-01T08:00:00Z. Default: 30 days before `to`.',
+};
+const TO = {
+  name: 'to',
+  required: false,
+  description: 'End (exclusive), in the same form. Default: now. At most 366 days after `from`.',
+};
+
+// The cost ledger: what the caller's model calls (narration, memories, summaries, embeddings)
+// cost, from the usage every call's event records and the price table in force.
+
+@ApiTags('usage')
+@ApiBearerAuth()
+@Controller('v1')
+export class UsageController {
+  constructor(private readonly ledger: UsageLedger) {}
+
+  @Get('usage')
+  @ApiOperation({ summary: "The caller's model calls: tokens, cached share and cost (USD)" })
+  @ApiQuery(FROM)
+  @ApiQuery(TO)
+  @ApiQuery({
+    name: 'groupBy',
+    required: false,
+    enum: USER_USAGE_GROUPS,
+    description: 'Default: day.',
+  })
+  usage(@CurrentUser() user: RequestUser, @Query() params: Record<string, unknown>) {
+    return this.ledger.report(parseUsageQuery(params, user.id, new Date(), USER_USAGE_GROUPS));
+  }
+
+  @Get('admin/usage')
+  @ApiOperation({ summary: "Every user's model calls, for the operator (ADMIN_API_KEY)" })
+  @ApiQuery(FROM)
+  @ApiQuery(TO)
+  @ApiQuery({
+    name: 'groupBy',
+    required: false,
+    enum: ADMIN_USAGE_GROUPS,
+    description: 'Default: day.',
+  })
+  adminUsage(@Query() params: Record<string, unknown>) {
+    return this.ledger.report(parseUsageQuery(params, null, new Date(), ADMIN_USAGE_GROUPS));
+  }
+}

@@ -1,0 +1,216 @@
+import { DomainError } from '@chronicle/adventure';
+import { FREE_MODELS } from '@chronicle/llm';
+import { costOf, priceOf, type ModelPriceTable } from '@chronicle/platform';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '@chronicle/event-store';
+import { USAGE_EVENT_TYPES } from './token-budget';
+
+// The cost ledger: every model call the log records (the usage on Narrated, MemoryWritten,
+// SummaryWritten and ModelUsageRecorded events), summed per day, adventure, model or user and
+// priced from the price table. A query over the log, not a table of its own: nothing to keep in
+// step, and a changed price table re-prices the whole history on the next read.
+
+export type UsageGroupBy = 'day' | 'adventure' | 'model' | 'user';
+export const USER_USAGE_GROUPS: readonly UsageGroupBy[] = ['day', 'adventure', 'model'];
+export const ADMIN_USAGE_GROUPS: readonly UsageGroupBy[] = ['day', 'adventure', 'model', 'user'];
+
+export interface UsageQuery {
+  /** null: every user (the operator's ledger) */
+  userId: string | null;
+  from: Date;
+  to: Date;
+  groupBy: UsageGroupBy;
+}
+
+export interface UsageTokens {
+  calls: number;
+  promptTokens: number;
+  cachedTokens: number;
+  completionTokens: number;
+  /** cachedTokens ÷ promptTokens (0 without prompt tokens) */
+  cachedShare: number;
+  /** USD, from the price table; the tokens of unpriced models are counted but cost nothing here */
+  cost: number;
+}
+
+export interface UsageGroup extends UsageTokens {
+  key: string;
+}
+
+export interface UsageReport {
+  from: string;
+  to: string;
+  groupBy: UsageGroupBy;
+  currency: 'USD';
+  totals: UsageTokens;
+  groups: UsageGroup[];
+  /** Models that were called but are not in the price table (their cost is left out). */
+  unpricedModels: string[];
+}
+
+interface LedgerRow {
+  key: string;
+  model: string;
+  calls: string;
+  prompt: string;
+  completion: string;
+  cached: string;
+}
+
+/** The log's model calls in [from, to), by `groupBy` and model, as the ledger's rows. */
+async function ledgerRows(db: Kysely<Database>, query: UsageQuery): Promise<LedgerRow[]> {
+  const key = {
+    day: sql`to_char(u.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    adventure: sql`u.adventure`,
+    model: sql`u.model`,
+    user: sql`u.owner`,
+  }[query.groupBy];
+  const owner = query.userId === null ? sql`` : sql`AND c.data ->> 'ownerId' = ${query.userId}`;
+  // The same calls as sumUserUsage counts for the daily budget: free models (the offline
+  // narrator and embedder) and events an import brought in are not spending.
+  const result = await sql<LedgerRow>`
+    SELECT ${key} AS key, u.model, count(*) AS calls,
+      sum(u.prompt) AS prompt, sum(u.completion) AS completion, sum(u.cached) AS cached
+    FROM (
+      SELECT
+        n.recorded_at,
+        c.data ->> 'ownerId' AS owner,
+        c.data ->> 'adventureId' AS adventure,
+        coalesce(n.data -> 'usage' ->> 'model', n.data ->> 'model', '') AS model,
+        coalesce((n.data -> 'usage' ->> 'promptTokens')::bigint, 0) AS prompt,
+        coalesce((n.data -> 'usage' ->> 'completionTokens')::bigint, 0) AS completion,
+        coalesce((n.data -> 'usage' ->> 'cachedTokens')::bigint, 0) AS cached
+      FROM events c
+      JOIN events n ON n.stream_id = c.stream_id
+        AND n.type IN (${sql.join([...USAGE_EVENT_TYPES])})
+        AND n.recorded_at >= ${query.from} AND n.recorded_at < ${query.to}
+      WHERE c.type = 'AdventureCreated' ${owner}
+        AND n.data ? 'usage'
+        AND n.data ->> 'narrator' IS DISTINCT FROM 'offline'
+        AND NOT (coalesce(n.metadata, '{}'::jsonb) ? 'importedFrom')
+    ) u
+    WHERE u.model <> ALL(${sql.val([...FREE_MODELS])}::text[])
+    GROUP BY 1, u.model
+  `.execute(db);
+  return result.rows;
+}
+
+function emptyTokens(): UsageTokens {
+  return {
+    calls: 0,
+    promptTokens: 0,
+    cachedTokens: 0,
+    completionTokens: 0,
+    cachedShare: 0,
+    cost: 0,
+  };
+}
+
+/** The ledger for `query`, priced from `prices`; groups in key order (days ascending). */
+export async function usageReport(
+  db: Kysely<Database>,
+  query: UsageQuery,
+  prices: ModelPriceTable,
+): Promise<UsageReport> {
+  const rows = await ledgerRows(db, query);
+  const groups = new Map<string, UsageGroup>();
+  const totals = emptyTokens();
+  const unpriced = new Set<string>();
+  for (const row of rows) {
+    const tokens = {
+      promptTokens: Number(row.prompt),
+      completionTokens: Number(row.completion),
+      cachedTokens: Number(row.cached),
+    };
+    const price = priceOf(prices, row.model);
+    if (!price) unpriced.add(row.model);
+    const cost = price ? costOf(price, tokens) : 0;
+    let group = groups.get(row.key);
+    if (!group) groups.set(row.key, (group = { key: row.key, ...emptyTokens() }));
+    for (const into of [group, totals]) {
+      into.calls += Number(row.calls);
+      into.promptTokens += tokens.promptTokens;
+      into.cachedTokens += tokens.cachedTokens;
+      into.completionTokens += tokens.completionTokens;
+      into.cost += cost;
+    }
+  }
+  const finish = <T extends UsageTokens>(t: T): T => ({
+    ...t,
+    cachedShare: t.promptTokens > 0 ? t.cachedTokens / t.promptTokens : 0,
+    // to 1e-10 USD: sums of many small calls otherwise print as float noise
+    cost: Math.round(t.cost * 1e10) / 1e10,
+  });
+  return {
+    from: query.from.toISOString(),
+    to: query.to.toISOString(),
+    groupBy: query.groupBy,
+    currency: 'USD',
+    totals: finish(totals),
+    groups: [...groups.values()]
+      .map(finish)
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)),
+    unpricedModels: [...unpriced].sort(),
+  };
+}
+
+/** A bad query parameter (400); the message names it. */
+export class UsageQueryError extends DomainError {
+  readonly kind = 'invalid' as const;
+  constructor(
+    readonly param: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'UsageQueryError';
+  }
+}
+
+/** The longest window one ledger query may span. */
+export const USAGE_MAX_DAYS = 366;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function instant(param: string, raw: unknown, fallback: Date): Date {
+  if (raw === undefined || raw === '') return fallback;
+  const text = typeof raw === 'string' ? raw : '';
+  // A date (2026-12-01: midnight UTC) or a full timestamp with its zone.
+  const valid = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(
+    text,
+  );
+  const date = new Date(text.length === 10 ? `${text}T00:00:00Z` : text);
+  if (!valid || Number.isNaN(date.getTime())) {
+    throw new UsageQueryError(
+      param,
+      `${param} must be a date (2026-12-01) or an ISO 8601 timestamp with a zone (2026-12-01T00:00:00Z)`,
+    );
+  }
+  return date;
+}
+
+/**
+ * The query from its parameters: `from` (default: 30 days before `to`), `to` (default: now),
+ * `groupBy` (default: day). Anything else is refused by name.
+ */
+export function parseUsageQuery(
+  params: Record<string, unknown>,
+  userId: string | null,
+  now: Date,
+  allowed: readonly UsageGroupBy[],
+): UsageQuery {
+  for (const name of Object.keys(params)) {
+    if (!['from', 'to', 'groupBy'].includes(name)) {
+      throw new UsageQueryError(name, `${name} is not a parameter; use from, to and groupBy`);
+    }
+  }
+  const to = instant('to', params.to, now);
+  const from = instant('from', params.from, new Date(to.getTime() - 30 * DAY_MS));
+  if (from.getTime() >= to.getTime()) throw new UsageQueryError('from', 'from must be before to');
+  if (to.getTime() - from.getTime() > USAGE_MAX_DAYS * DAY_MS) {
+    throw new UsageQueryError('from', `from and to may be at most ${USAGE_MAX_DAYS} days apart`);
+  }
+  const groupBy = params.groupBy ?? 'day';
+  if (typeof groupBy !== 'string' || !(allowed as readonly string[]).includes(groupBy)) {
+    throw new UsageQueryError('groupBy', `groupBy must be one of ${allowed.join(', ')}`);
+  }
+  return { userId, from, to, groupBy: groupBy as UsageGroupBy };
+}
