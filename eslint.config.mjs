@@ -23,6 +23,7 @@ export default tseslint.config(
       'libs/narrative/**/*.ts',
       'libs/adventure/**/*.ts',
       'libs/lore/**/*.ts',
+      'libs/memory/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [
@@ -31,7 +32,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@nestjs/*', 'pg', 'kysely', 'ioredis', 'bullmq', 'openai'],
-              message: 'libs/context, libs/narrative and libs/adventure are pure domain code.',
+              message: 'the pure libs (context, narrative, adventure, memory) are domain code.',
             },
             {
               group: [
@@ -39,12 +40,58 @@ export default tseslint.config(
                 '@chronicle/queue',
                 '@chronicle/llm',
                 '@chronicle/platform',
+                '@chronicle/turn-stream',
+                '@chronicle/accounts',
+                '@chronicle/adventure-store',
+                '@chronicle/memory-store',
               ],
               message: 'pure domain libs never import infrastructure libs.',
             },
           ],
         },
       ],
+    },
+  },
+  // Dependencies point down (docs/ARCHITECTURE.md, "Libraries as layers"): the adapters at the
+  // bottom import none of our libraries; the queue and the turn streams only the platform.
+  ...[
+    { lib: 'narrative', allowed: [] },
+    { lib: 'context', allowed: ['narrative'] },
+    { lib: 'scripting', allowed: [] },
+    // context: only for the lore fields of StoryCard, until the adventure's card has its own type.
+    { lib: 'adventure', allowed: ['narrative', 'scripting', 'context'] },
+    { lib: 'lore', allowed: ['adventure', 'context'] },
+    { lib: 'memory', allowed: ['adventure', 'context'] },
+    { lib: 'platform', allowed: [] },
+    { lib: 'event-store', allowed: [] },
+    { lib: 'llm', allowed: [] },
+    { lib: 'queue', allowed: ['platform'] },
+    { lib: 'turn-stream', allowed: ['platform'] },
+  ].map(({ lib, allowed }) => ({
+    files: [`libs/${lib}/src/**/*.ts`],
+    ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^@chronicle/(?!(${[lib, 'testing', ...allowed].join('|')})(/|$))`,
+              message: `libs/${lib} may import only ${allowed.length ? allowed.map((l) => `libs/${l}`).join(', ') : 'none of our libraries'} (docs/ARCHITECTURE.md).`,
+            },
+          ],
+        },
+      ],
+    },
+  })),
+  {
+    // Production code reads in one sitting: a longer file or function says why in a comment
+    // (an eslint-disable with its reason), as the decider's and the projector's switches do.
+    files: ['apps/**/src/**/*.ts', 'libs/**/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**', '**/migrations/**'],
+    rules: {
+      'max-lines': ['warn', { max: 400, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['warn', { max: 80, skipBlankLines: true, skipComments: true }],
     },
   },
 );

@@ -16,6 +16,8 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleNameMapper: {
     '^@chronicle/testing$': '<rootDir>/test/support',
+    // Test factories are not in a library's barrel: tests take them from `<lib>/testing`.
+    '^@chronicle/([a-z-]+)/testing$': '<rootDir>/libs/$1/src/testing',
     '^@chronicle/(.*)$': '<rootDir>/libs/$1/src',
   },
   globalSetup: '<rootDir>/test/support/global-setup.ts',

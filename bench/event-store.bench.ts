@@ -4,7 +4,7 @@
 // 10,000-event stream through the repository next to the same rows through a
 // raw `pg` query.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { JobName } from '@chronicle/queue';
+import { JobName, outboxRow } from '@chronicle/queue';
 import {
   createDatabase,
   EventStoreRepository,
@@ -62,10 +62,10 @@ export default async function eventStoreBench(): Promise<string> {
           const result = await store.appendToStream(streamId, [event], {
             expectedVersion: version === 0 ? 'no_stream' : version,
             outbox: [
-              {
+              outboxRow({
                 jobName: JobName.NarrateTurn,
                 payload: { adventureId: streamId, turnId: event.id },
-              },
+              }),
             ],
           });
           version = result.nextVersion;

@@ -8,10 +8,11 @@
 //   2. all at once: turns waiting behind a busy worker, then FLUSHALL, timed from the flush until
 //      each one's job is back.
 import { randomUUID } from 'node:crypto';
-import { AdventureRepository } from '@chronicle/adventure-store';
-import { migrateToLatest } from '@chronicle/event-store';
+import { adventureStreamId, EVENT_SCHEMA_VERSIONS } from '@chronicle/adventure';
+import { AdventureCommandHandler, decideCommand, eventIdsFor } from '@chronicle/adventure-store';
+import { EventStoreRepository, migrateToLatest } from '@chronicle/event-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
-import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
+import { QueueName, QueueProducer } from '@chronicle/queue';
 import { createTestDatabase, PrivateRedis, testQueuePrefix } from '@chronicle/testing';
 import { startContextWorker } from '../apps/context-worker/src/context-worker.bootstrap';
 import { NarrateProcessor } from '../apps/context-worker/src/narrate.processor';
@@ -39,7 +40,7 @@ export default async function reconcileBench(): Promise<string> {
   });
   const app = await startContextWorker(config, new JsonLogger('context-worker', 'error'));
   try {
-    const adventures = app.get(AdventureRepository);
+    const adventures = app.get(AdventureCommandHandler);
     const queue = app.get(QueueProducer).queue(QueueName.Narrate);
     const newAdventure = async (): Promise<string> => {
       const adventureId = randomUUID();
@@ -63,11 +64,21 @@ export default async function reconcileBench(): Promise<string> {
     const actWithoutJob = async (adventureId: string): Promise<string> => {
       const turnId = randomUUID();
       const actionId = randomUUID();
-      await adventures.handle(
-        adventureId,
+      // Decided as the handler would, but appended past it: the handler always writes the job.
+      const state = await adventures.get(adventureId);
+      const events = decideCommand(
         { type: 'SubmitAction', data: { turnId, inputType: 'do', text: 'look', actionId } },
-        { actor: 'bench' },
-        { eventIds: [actionId] },
+        state,
+      );
+      await app.get(EventStoreRepository).appendToStream(
+        adventureStreamId(adventureId),
+        events.map((event, i) => ({
+          id: eventIdsFor(actionId, events.length)[i],
+          type: event.type,
+          schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
+          data: event.data,
+        })),
+        { expectedVersion: state.version },
       );
       return turnId;
     };
@@ -100,12 +111,12 @@ export default async function reconcileBench(): Promise<string> {
       const actionId = randomUUID();
       await adventures.handle(
         adventureId,
-        { type: 'SubmitAction', data: { turnId, inputType: 'do', text: 'look', actionId } },
-        { actor: 'bench' },
         {
-          eventIds: [actionId],
-          outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+          type: 'SubmitAction',
+          key: actionId,
+          data: { turnId, inputType: 'do', text: 'look', actionId },
         },
+        { actor: 'bench' },
       );
       turns.push(turnId);
     }

@@ -3,13 +3,9 @@
 // next to a raw `pg` read of the same rows, a load from the latest snapshot, and the projection
 // at a version in the middle of the log.
 import { randomBytes } from 'node:crypto';
-import {
-  adventureStreamId,
-  playedAdventure,
-  project,
-  projectorVersion,
-} from '@chronicle/adventure';
-import { AdventureRepository, encodeSnapshot, toRecorded } from '@chronicle/adventure-store';
+import { adventureStreamId, project, projectorVersion } from '@chronicle/adventure';
+import { playedAdventure } from '@chronicle/adventure/testing';
+import { AdventureCommandHandler, encodeSnapshot, toRecorded } from '@chronicle/adventure-store';
 import {
   createDatabase,
   EventStoreRepository,
@@ -52,7 +48,7 @@ export default async function replayBench(): Promise<string> {
     const middle = Math.floor(total / 2);
     // A fresh repository per run: no process cache, only what is stored.
     const repository = (snapshotEvery: number) =>
-      new AdventureRepository(events, snapshots, { snapshotEvery });
+      new AdventureCommandHandler(events, snapshots, { snapshotEvery });
 
     const rawRead = await timeRuns(
       FULL_RUNS,

@@ -4,7 +4,8 @@
 // pins scored alone, the rest by `topKByCosine` with precomputed norms and a five-slot top
 // list, rows that are no candidate skipped). `rankMemories` (a vector per candidate) and the bare
 // `topKByCosine` are kept for comparison.
-// Targets (issue 6): p50 ≤ 2 ms at 1,000 and ≤ 15 ms at 10,000. pgvector is not available, so
+// Targets (a turn's retrieval must not be felt beside a model call): p50 ≤ 2 ms at 1,000 and
+// ≤ 15 ms at 10,000. pgvector is not available, so
 // the vectors are ranked in process.
 import {
   buildMatrix,

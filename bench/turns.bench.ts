@@ -23,7 +23,8 @@
 // THINK_MEAN_MS, ten to fifty times faster than people read a narration and type. The
 // back-to-back phases stay in the table, so the queueing at saturation is visible too.
 import { randomUUID } from 'node:crypto';
-import { playedAdventure, type AdventureCreated } from '@chronicle/adventure';
+import { type AdventureCreated } from '@chronicle/adventure';
+import { playedAdventure } from '@chronicle/adventure/testing';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { readFileSync } from 'node:fs';
 import * as os from 'node:os';

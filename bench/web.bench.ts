@@ -7,7 +7,8 @@
 //     the longest task the page ran (target: none over 200 ms).
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { playedAdventure, type AdventureCreated } from '@chronicle/adventure';
+import { type AdventureCreated } from '@chronicle/adventure';
+import { playedAdventure } from '@chronicle/adventure/testing';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { AppSystem } from '@chronicle/testing';
 import { launchBrowser } from '../test/support/browser';

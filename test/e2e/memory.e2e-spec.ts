@@ -90,7 +90,7 @@ interface Expected {
 }
 
 /**
- * The cadence of seed-behaviour §10, replayed on depths when every memory job runs after its
+ * The predecessor's memory cadence, replayed on depths when every memory job runs after its
  * turn: memories every 6 actions once the story holds 12 (at most 5 a run), then the summary
  * once 15 actions lie past its anchor, anchored on the tip.
  */

@@ -51,7 +51,7 @@ async function checkPostgres(): Promise<void> {
   } catch (error) {
     throw new Error(
       `Postgres does not answer at ${TEST_POSTGRES_URL} (${(error as Error).message}).\n` +
-        'Start it (see DEVELOPERS.md) or point TEST_POSTGRES_URL at a server where user postgres may create databases.',
+        'Start it (see README.md, Quick start) or point TEST_POSTGRES_URL at a server where user postgres may create databases.',
     );
   }
 }
@@ -70,7 +70,7 @@ async function checkRedis(): Promise<void> {
   } catch (error) {
     throw new Error(
       `Redis does not answer at ${TEST_REDIS_URL} (${(error as Error).message}).\n` +
-        'Start it (see DEVELOPERS.md) or point TEST_REDIS_URL at a running server.',
+        'Start it (see README.md, Quick start) or point TEST_REDIS_URL at a running server.',
     );
   } finally {
     redis.disconnect();

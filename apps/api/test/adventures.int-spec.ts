@@ -55,6 +55,24 @@ describe('POST /v1/adventures', () => {
     expect(after.body.adventures).toHaveLength(before.body.adventures.length);
   });
 
+  it('accepts a persona with a name alone (each field is optional), and a missing field is empty', async () => {
+    const created = await api.request(
+      'POST',
+      '/v1/adventures',
+      aScenario({ persona: { name: 'Mira' } }),
+    );
+    expect(created.status).toBe(201);
+    const read = await api.request('GET', `/v1/adventures/${created.body.id}`);
+    expect(read.body.persona).toEqual({ name: 'Mira', pronouns: '', description: '' });
+
+    const edited = await api.request('PATCH', `/v1/adventures/${created.body.id}`, {
+      persona: { pronouns: 'she/her' },
+    });
+    expect(edited.status).toBe(200);
+    const after = await api.request('GET', `/v1/adventures/${created.body.id}`);
+    expect(after.body.persona).toEqual({ name: '', pronouns: 'she/her', description: '' });
+  });
+
   it('names every field to fix: unknown fields, __proto__, bad types, over-long text', async () => {
     const reply = await api.request(
       'POST',

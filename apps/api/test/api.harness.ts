@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { AccountsRepository } from '@chronicle/accounts';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
 import {
   createTestDatabase,
@@ -19,7 +19,7 @@ export interface ApiHarness {
   config: AppConfig;
   baseUrl: string;
   database: TestDatabase;
-  adventures: AdventureRepository;
+  adventures: AdventureCommandHandler;
   /** A user of this API and their key, sent by `request` unless it is given an authorization. */
   userId: string;
   apiKey: string;
@@ -98,7 +98,7 @@ export async function startApiHarness(overrides: Partial<AppConfig> = {}): Promi
     config,
     baseUrl,
     database,
-    adventures: app.get(AdventureRepository),
+    adventures: app.get(AdventureCommandHandler),
     userId: user?.id ?? '',
     apiKey,
     request,

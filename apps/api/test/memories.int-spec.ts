@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { LIMITS, narrationCommand, type MemoryEvent } from '@chronicle/adventure';
+import {
+  adventureStreamId,
+  EVENT_SCHEMA_VERSIONS,
+  LIMITS,
+  type MemoryEvent,
+} from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
+import { EventStoreRepository } from '@chronicle/event-store';
 import { SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
 import {
@@ -196,7 +203,18 @@ describe('memories', () => {
         createdBy: 'player',
       },
     }));
-    await api.adventures.handleWith(id, { actor: 'test' }, () => ({ events }));
+    // Seeded straight into the log (a thousand appends through the API would only be slow).
+    const version = (await api.adventures.get(id)).version;
+    await api.app.get(EventStoreRepository).appendToStream(
+      adventureStreamId(id),
+      events.map((event) => ({
+        id: randomUUID(),
+        type: event.type,
+        schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
+        data: event.data,
+      })),
+      { expectedVersion: version },
+    );
 
     const refused = await api.request('POST', `/v1/adventures/${id}/memories`, {
       text: 'one more',

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { StateEvent } from '@chronicle/narrative';
 import { deterministicEventId } from '@chronicle/adventure-store';
-import { QueueName, QueueProducer, createWorkerConnection } from '@chronicle/queue';
+import { createWorkerConnection } from '@chronicle/platform';
+import { QueueName, QueueProducer } from '@chronicle/queue';
 import { Worker } from 'bullmq';
 import { TURN_STREAM_REDIS, TurnStreamPublisher, turnStreamKey } from '@chronicle/turn-stream';
 import { readTurnStream } from '@chronicle/testing';
@@ -37,6 +38,7 @@ async function narrate(
     adventureId,
     {
       type: 'RecordNarration',
+      key: deterministicEventId(turnId, 'narrated'),
       data: {
         turnId,
         actionId,
@@ -52,7 +54,6 @@ async function narrate(
       },
     },
     { actor: 'worker:context' },
-    { eventIds: [deterministicEventId(turnId, 'narrated')] },
   );
   return actionId;
 }

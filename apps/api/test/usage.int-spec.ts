@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { narrationCommand } from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
 import { AccountsRepository } from '@chronicle/accounts';
 import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
 
@@ -66,17 +66,17 @@ describe('the cost ledger', () => {
       cachedTokens: 0,
     });
     // An embedding batch has no event of its own but its usage record
-    await api.adventures.handleWith(first, { actor: 'test' }, () => ({
-      events: [
-        {
-          type: 'ModelUsageRecorded',
-          data: {
-            purpose: 'embedding',
-            usage: { model: 'text-embedding-3-small', promptTokens: 1_000, completionTokens: 0 },
-          },
+    await api.adventures.handle(
+      first,
+      {
+        type: 'RecordModelUsage',
+        data: {
+          purpose: 'embedding',
+          usage: { model: 'text-embedding-3-small', promptTokens: 1_000, completionTokens: 0 },
         },
-      ],
-    }));
+      },
+      { actor: 'test' },
+    );
     // Another user's spending
     const accounts = api.app.get(AccountsRepository);
     const other = await accounts.createUser({ name: 'other' });

@@ -10,7 +10,6 @@ import { TurnStreamModule } from '@chronicle/turn-stream';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { TurnScripts } from './turn-scripts';
 import type { WorkerOptions } from 'bullmq';
-import { MemoryRetrieval } from './memory-retrieval';
 import { modelClientProviders } from './model-client.provider';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { NarrateProcessor } from './narrate.processor';
@@ -62,7 +61,6 @@ export class ContextWorkerModule {
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         ...modelClientProviders,
-        MemoryRetrieval,
         NarrateTurnUseCase,
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },

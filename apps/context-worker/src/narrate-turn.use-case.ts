@@ -1,27 +1,26 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import {
-  decide,
   NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
   TurnNotInFlightError,
   type NarrationFailureCode,
   type AdventureCommand,
-  type AdventureEvent,
   type AdventureState,
+  type Keyed,
   type ModelCallUsage,
   type ScriptEffects,
   type Usage,
 } from '@chronicle/adventure';
 import {
-  AdventureRepository,
+  AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
-  countTokens,
   deterministicEventId,
 } from '@chronicle/adventure-store';
+import { MemoryRetrievalService } from '@chronicle/memory-store';
 import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
-import { parseReply, referee } from '@chronicle/narrative';
+import { parseReply, ProseStreamFilter, referee } from '@chronicle/narrative';
 import {
   asDependencyUnavailable,
   ControlPlane,
@@ -29,12 +28,9 @@ import {
   TurnCancelledSignal,
   type AppConfig,
 } from '@chronicle/platform';
-import { JobName } from '@chronicle/queue';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
-import { MemoryRetrieval } from './memory-retrieval';
 import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
-import { ProseStreamFilter } from './prose-stream.filter';
 import { WORKER_CONFIG } from './worker-config.token';
 import { TurnScripts, type ContextScripts } from './turn-scripts';
 
@@ -132,7 +128,7 @@ function onlyBlockError(): ModelError {
 const ACTOR = 'worker:context';
 
 /**
- * Step 2 of the turn (see notes/turn-design.md): one narrate job, from the projection to the
+ * The worker's half of a turn (see docs/ARCHITECTURE.md): one narrate job, from the projection to the
  * Narrated event. Everything it writes is keyed by the turn, so a redelivered job, a retry after
  * a crash or a second worker racing for the same turn can only ever record one outcome.
  */
@@ -141,10 +137,10 @@ export class NarrateTurnUseCase {
   private readonly logger = new Logger('NarrateTurn');
 
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly stream: TurnStreamPublisher,
     private readonly controlPlane: ControlPlane,
-    private readonly memories: MemoryRetrieval,
+    private readonly memories: MemoryRetrievalService,
     @Inject(MODEL_CLIENT) private readonly model: ModelClient,
     private readonly label: NarratorLabel,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
@@ -288,9 +284,15 @@ export class NarrateTurnUseCase {
       narrationText = output.text;
       outputEffects = output.effects;
     }
-    const memoryEnabled = settings.memoryBankEnabled || settings.autoSummarize;
-    const narration: AdventureCommand = {
+    // The memories the prompt used are counted with the narration, and the query's embedding is
+    // paid for with it (see RecordNarration); the memory pass that follows is `jobsAfter`'s.
+    const retrievalUsage =
+      memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
+        ? memories.usage
+        : null;
+    const narration: Keyed<AdventureCommand> = {
       type: 'RecordNarration',
+      key: deterministicEventId(turnId, 'narrated'),
       data: {
         turnId,
         actionId,
@@ -304,6 +306,8 @@ export class NarrateTurnUseCase {
         finishReason: done.finishReason,
         contextManifest: contextManifest(built),
         latencyMs,
+        memoriesUsed: memories?.used.map((memory) => memory.id) ?? [],
+        retrievalUsage,
         // The scripts' effects commit once, with Narrated: a redelivered job that reran the
         // hooks finds Narrated stored and appends none of its own.
         ...(contextScripts || outputEffects
@@ -316,16 +320,9 @@ export class NarrateTurnUseCase {
           : {}),
       },
     };
-    // Use counts move only with a real turn, in the same append as its narration: a preview, a
-    // failed or cancelled turn never counts, and a redelivered job cannot count twice.
-    const usedIds = memories?.used.map((memory) => memory.id) ?? [];
-    // The query's embedding is paid for with the turn, in the same append.
-    const retrievalUsage =
-      memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
-        ? memories.usage
-        : null;
-    const handled = await this.adventures.handleWith(
+    const handled = await this.adventures.handle(
       adventureId,
+      narration,
       {
         actor: ACTOR,
         causationId: turnId,
@@ -335,28 +332,6 @@ export class NarrateTurnUseCase {
         narrator: this.label.narrator,
         usage: done.usage,
         latencyMs,
-      },
-      (current) => {
-        const events: AdventureEvent[] = decide(narration, current, { countTokens });
-        const eventIds = [deterministicEventId(turnId, 'narrated')];
-        if (usedIds.length > 0) {
-          events.push({ type: 'MemoriesUsed', data: { turnId, memoryIds: usedIds } });
-          eventIds.push(deterministicEventId(turnId, 'memories-used'));
-        }
-        if (retrievalUsage) {
-          events.push({
-            type: 'ModelUsageRecorded',
-            data: { purpose: 'retrieval', usage: retrievalUsage, turnId },
-          });
-          eventIds.push(deterministicEventId(turnId, 'retrieval-usage'));
-        }
-        return {
-          events,
-          eventIds,
-          ...(memoryEnabled && {
-            outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
-          }),
-        };
       },
       // Decided first on the projection this job loaded: the append at its version proves it is
       // still the head, so the common turn reads the stream once.
@@ -413,6 +388,7 @@ export class NarrateTurnUseCase {
       adventureId,
       {
         type: 'StopTurnByScript',
+        key: deterministicEventId(turnId, 'stopped-by-script'),
         data: {
           turnId,
           scriptId: scripts.stopped?.scriptId ?? '',
@@ -421,7 +397,6 @@ export class NarrateTurnUseCase {
         },
       },
       { actor: ACTOR, causationId: turnId, jobId: input.jobId, attempt: input.attempt },
-      { eventIds: [deterministicEventId(turnId, 'stopped-by-script')] },
     );
     // Fenced like the chunks: only the attempt holding the stream ends it (a duplicate's stop is
     // the winner's to announce).
@@ -549,6 +524,7 @@ export class NarrateTurnUseCase {
         adventureId,
         {
           type: 'RecordNarrationFailure',
+          key: deterministicEventId(turnId, 'narration-failed'),
           data: {
             turnId,
             code: failure.code,
@@ -557,7 +533,6 @@ export class NarrateTurnUseCase {
           },
         },
         { actor: ACTOR, causationId: turnId },
-        { eventIds: [deterministicEventId(turnId, 'narration-failed')] },
       );
     } catch (error) {
       if (error instanceof TurnNotInFlightError) return false;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { storableText, type AdventureState, type ScriptEffects } from '@chronicle/adventure';
 import {
-  AdventureRepository,
+  AdventureCommandHandler,
   scriptHookBase,
   type ScriptHookBase,
 } from '@chronicle/adventure-store';
@@ -86,7 +86,7 @@ function advanced(base: ScriptHookBase, chain: HookChainResult): ScriptHookBase 
 @Injectable()
 export class TurnScripts {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly sandbox: ScriptSandboxPool,
     @Inject(SCRIPT_RUN_LIMITS) private readonly limits: ScriptRunLimits,
   ) {}

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
-import { memoriesOnPath, narrationCommand, storySummary } from '@chronicle/adventure';
-import { AdventureRepository, buildTurnContext } from '@chronicle/adventure-store';
+import { memoriesOnPath, storySummary } from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
+import { AdventureCommandHandler, buildTurnContext } from '@chronicle/adventure-store';
 import { ControlPlane, JsonLogger, loadConfig } from '@chronicle/platform';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
 import {
@@ -25,7 +26,7 @@ let database: TestDatabase;
 let server: FakeOpenAiServer & { baseURL: string };
 let prefix: string;
 let app: INestMicroservice;
-let adventures: AdventureRepository;
+let adventures: AdventureCommandHandler;
 let producer: QueueProducer;
 
 beforeAll(async () => {
@@ -52,7 +53,7 @@ beforeAll(async () => {
     MEMORY_CONCURRENCY: '2',
   });
   app = await startMemoryWorker(config, new JsonLogger('memory-worker', config.logLevel));
-  adventures = app.get(AdventureRepository);
+  adventures = app.get(AdventureCommandHandler);
   producer = app.get(QueueProducer);
 });
 
@@ -76,7 +77,10 @@ async function finished(jobId: string, timeoutMs = 10_000) {
   return queue.getJob(jobId);
 }
 
-/** An adventure with memory on and `turns` turns: 1 + 2 × turns story actions. */
+/**
+ * An adventure with memory on and `turns` turns: 1 + 2 × turns story actions. Memory is turned on
+ * after the turns, so no narration has started a memory pass (each test enqueues its own).
+ */
 async function adventureWith(turns: number): Promise<string> {
   const adventureId = randomUUID();
   await adventures.handle(
@@ -90,7 +94,7 @@ async function adventureWith(turns: number): Promise<string> {
         title: 'Memory',
         opening: 'You wake on the shore below the lighthouse.',
         persona: { name: 'Ash', pronouns: 'they/them', description: 'A courier.' },
-        settings: { autoSummarize: true, memoryBankEnabled: true },
+        settings: { autoSummarize: false, memoryBankEnabled: false },
       },
     },
     { actor: 'test' },
@@ -111,6 +115,11 @@ async function adventureWith(turns: number): Promise<string> {
       { actor: 'test' },
     );
   }
+  await adventures.handle(
+    adventureId,
+    { type: 'EditAdventure', data: { settings: { autoSummarize: true, memoryBankEnabled: true } } },
+    { actor: 'test' },
+  );
   return adventureId;
 }
 
@@ -198,7 +207,8 @@ describe('the memory worker', () => {
           openingActionId: randomUUID(),
           title: 'Small window',
           opening: 'You wake on the shore below the lighthouse.',
-          settings: { autoSummarize: true, historyMode: 'stable', contextTokenBudget: 256 },
+          // Summaries are turned on after the turns, so no narration starts a pass of its own.
+          settings: { autoSummarize: false, historyMode: 'stable', contextTokenBudget: 256 },
         },
       },
       { actor: 'test' },
@@ -224,6 +234,11 @@ describe('the memory worker', () => {
       defaultModel: 'm',
     });
     expect(before.report.history.included).toBeLessThan(before.report.history.total);
+    await adventures.handle(
+      adventureId,
+      { type: 'EditAdventure', data: { settings: { autoSummarize: true } } },
+      { actor: 'test' },
+    );
 
     // When the memory worker runs on 11 actions (the seed would wait for 15)
     const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });

@@ -4,15 +4,15 @@ import { Processor } from '@nestjs/bullmq';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
-import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import {
   closeRedis,
-  producerConnectionOptions,
-  QueueName,
-  queueWorkerModules,
-} from '@chronicle/queue';
+  ControlPlaneModule,
+  createLockConnection,
+  type AppConfig,
+} from '@chronicle/platform';
+import { QueueName, queueWorkerModules } from '@chronicle/queue';
 import type { WorkerOptions } from 'bullmq';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { AdventureLock } from './adventure.lock';
 import { MemoryProcessor } from './memory.processor';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -63,16 +63,9 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
         { provide: WORKER_CONFIG, useValue: config },
         {
           provide: LOCK_REDIS,
-          useFactory: () => {
-            // Fails fast like a producer (a job whose lock call fails is retried), but queues
-            // the commands of a job that starts while the connection is still opening.
-            const redis = new Redis(config.redisUrl, {
-              ...producerConnectionOptions(),
-              enableOfflineQueue: true,
-            });
-            redis.on('error', () => undefined);
-            return redis;
-          },
+          // Fails fast like a producer (a job whose lock call fails is retried), but queues the
+          // commands of a job that starts while the connection is still opening.
+          useFactory: () => createLockConnection(config.redisUrl, 'chronicle-memory-lock'),
         },
         {
           provide: AdventureLock,

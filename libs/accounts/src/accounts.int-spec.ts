@@ -8,7 +8,7 @@ import {
 } from '@chronicle/testing';
 import Redis from 'ioredis';
 import type { Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
+import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
 import { AccountsRepository } from './accounts.repository';
 import { AdventureOwners } from './adventure-owners.repository';
@@ -16,12 +16,12 @@ import { RateLimiter } from './rate-limiter';
 import { DailyTokenBudget, utcDay } from './token-budget';
 
 let database: TestDatabase;
-let db: Kysely<AccountsDatabase>;
+let db: Kysely<Database>;
 let accounts: AccountsRepository;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = database.db as unknown as Kysely<AccountsDatabase>;
+  db = database.db;
   accounts = new AccountsRepository(db);
 });
 afterAll(() => database.drop());
@@ -128,7 +128,7 @@ describe('AccountsRepository', () => {
   it('creates the development key once, only while there are no users', async () => {
     const empty = await createTestDatabase();
     try {
-      const fresh = new AccountsRepository(empty.db as unknown as Kysely<AccountsDatabase>);
+      const fresh = new AccountsRepository(empty.db);
       const [a, b] = await Promise.all([
         fresh.createDevelopmentKeyIfNoUsers(),
         fresh.createDevelopmentKeyIfNoUsers(),

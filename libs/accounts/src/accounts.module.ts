@@ -6,11 +6,10 @@ import {
   Module,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { EVENT_STORE_DB } from '@chronicle/event-store';
-import { closeRedis, COMMAND_TIMEOUT_MS, createCommandConnection } from '@chronicle/queue';
+import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
+import { closeRedis, COMMAND_TIMEOUT_MS, createCommandConnection } from '@chronicle/platform';
 import type Redis from 'ioredis';
 import type { Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
 import { AccountsRepository } from './accounts.repository';
 import { AdventureOwners } from './adventure-owners.repository';
 import { RateLimiter } from './rate-limiter';
@@ -35,10 +34,6 @@ class AccountsRedisCloser implements OnApplicationShutdown {
 @Module({})
 export class AccountsModule {
   static forRoot(options: { redisUrl: string; prefix: string }): DynamicModule {
-    const fromDb =
-      <T>(make: (db: Kysely<AccountsDatabase>) => T) =>
-      (db: Kysely<unknown>) =>
-        make(db as unknown as Kysely<AccountsDatabase>);
     return {
       module: AccountsModule,
       providers: [
@@ -51,18 +46,18 @@ export class AccountsModule {
         AccountsRedisCloser,
         {
           provide: AccountsRepository,
-          useFactory: fromDb((db) => new AccountsRepository(db)),
+          useFactory: (db: Kysely<Database>) => new AccountsRepository(db),
           inject: [EVENT_STORE_DB],
         },
         {
           provide: AdventureOwners,
-          useFactory: fromDb((db) => new AdventureOwners(db)),
+          useFactory: (db: Kysely<Database>) => new AdventureOwners(db),
           inject: [EVENT_STORE_DB],
         },
         {
           provide: DailyTokenBudget,
-          useFactory: (db: Kysely<unknown>, redis: Redis) =>
-            new DailyTokenBudget(db as unknown as Kysely<AccountsDatabase>, redis, options.prefix),
+          useFactory: (db: Kysely<Database>, redis: Redis) =>
+            new DailyTokenBudget(db, redis, options.prefix),
           inject: [EVENT_STORE_DB, ACCOUNTS_REDIS],
         },
         {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
+import type { Database } from '@chronicle/event-store';
 import { generateApiKey, parseApiKey, secretMatches } from './api-key';
 import { LruCache } from '@chronicle/platform';
 
@@ -66,7 +66,7 @@ export class AccountsRepository {
   private readonly keys: LruCache<string, CachedKey> | null;
 
   constructor(
-    private readonly db: Kysely<AccountsDatabase>,
+    private readonly db: Kysely<Database>,
     options: AccountsRepositoryOptions = {},
   ) {
     const ttlMs = options.keyCacheTtlMs ?? KEY_CACHE_TTL_MS;
@@ -177,7 +177,7 @@ export class AccountsRepository {
   }
 
   private async insertUser(
-    db: Kysely<AccountsDatabase>,
+    db: Kysely<Database>,
     input: { name: string; dailyTokenBudget?: number | null },
   ): Promise<User> {
     const row = await db
@@ -193,7 +193,7 @@ export class AccountsRepository {
   }
 
   private async insertKey(
-    db: Kysely<AccountsDatabase>,
+    db: Kysely<Database>,
     userId: string,
     name: string,
   ): Promise<CreatedApiKey> {

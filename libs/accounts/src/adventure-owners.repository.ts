@@ -1,6 +1,6 @@
 import { ADVENTURE_STREAM_PREFIX, adventureStreamId } from '@chronicle/adventure';
 import { sql, type Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
+import type { Database } from '@chronicle/event-store';
 import { LruCache } from '@chronicle/platform';
 
 // Who owns which adventure, read from the log itself: AdventureCreated names the owner, and a
@@ -17,7 +17,7 @@ const OWNER_CACHE_SIZE = 50_000;
 export class AdventureOwners {
   private readonly owners = new LruCache<string, string>({ capacity: OWNER_CACHE_SIZE });
 
-  constructor(private readonly db: Kysely<AccountsDatabase>) {}
+  constructor(private readonly db: Kysely<Database>) {}
 
   /** The owner's id, or null when the adventure does not exist. */
   async ownerOf(adventureId: string): Promise<string | null> {

@@ -1,4 +1,3 @@
-export * from './accounts.database';
 export * from './accounts.errors';
 export * from './api-key';
 export * from './accounts.repository';

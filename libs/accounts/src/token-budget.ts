@@ -2,7 +2,7 @@ import type { ModelCallUsage } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
 import type Redis from 'ioredis';
 import { sql, type Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
+import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
 
 // A user's model tokens per UTC day. The log is the truth: every event that records a model
@@ -46,7 +46,7 @@ export class DailyTokenBudget {
    * @param redis the counters; null: every check sums the log (no Redis to share a counter in).
    */
   constructor(
-    private readonly db: Kysely<AccountsDatabase>,
+    private readonly db: Kysely<Database>,
     private readonly redis: Redis | null = null,
     private readonly prefix = 'chronicle',
   ) {}
@@ -144,7 +144,7 @@ export interface UsageTotals {
  * spending. A Narrated event written before usage named its model names it in `data.model`.
  */
 export async function sumUserUsage(
-  db: Kysely<AccountsDatabase>,
+  db: Kysely<Database>,
   userId: string,
   window: { from: Date; to?: Date },
 ): Promise<UsageTotals> {

@@ -2,7 +2,7 @@ import { DomainError } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
 import { costOf, priceOf, type ModelPriceTable } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
-import type { AccountsDatabase } from './accounts.database';
+import type { Database } from '@chronicle/event-store';
 import { USAGE_EVENT_TYPES } from './token-budget';
 
 // The cost ledger: every model call the log records (the usage on Narrated, MemoryWritten,
@@ -58,7 +58,7 @@ interface LedgerRow {
 }
 
 /** The log's model calls in [from, to), by `groupBy` and model, as the ledger's rows. */
-async function ledgerRows(db: Kysely<AccountsDatabase>, query: UsageQuery): Promise<LedgerRow[]> {
+async function ledgerRows(db: Kysely<Database>, query: UsageQuery): Promise<LedgerRow[]> {
   const key = {
     day: sql`to_char(u.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
     adventure: sql`u.adventure`,
@@ -108,7 +108,7 @@ function emptyTokens(): UsageTokens {
 
 /** The ledger for `query`, priced from `prices`; groups in key order (days ascending). */
 export async function usageReport(
-  db: Kysely<AccountsDatabase>,
+  db: Kysely<Database>,
   query: UsageQuery,
   prices: ModelPriceTable,
 ): Promise<UsageReport> {

@@ -3,23 +3,22 @@ import {
   EVENT_SCHEMA_VERSIONS,
   adventureStreamId,
   canonicalJson,
-  createAdventureCommand,
-  narrationCommand,
   project,
 } from '@chronicle/adventure';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { sql } from 'kysely';
 import { openAdventureExport } from './adventure-export';
 import { importAdventure, ImportRefusedError } from './adventure-import';
-import { AdventureRepository, toRecorded } from './adventure.repository';
+import { AdventureCommandHandler, toRecorded } from './adventure.command-handler';
 
 const meta = { actor: 'test' };
 
 describe('export and import (Postgres)', () => {
   let database: TestDatabase;
   let events: EventStoreRepository;
-  let repo: AdventureRepository;
+  let repo: AdventureCommandHandler;
   let adventureId: string;
   let exported: string;
 
@@ -33,7 +32,7 @@ describe('export and import (Postgres)', () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     events = new EventStoreRepository(database.db);
-    repo = new AdventureRepository(events, new SnapshotRepository(database.db), {
+    repo = new AdventureCommandHandler(events, new SnapshotRepository(database.db), {
       snapshotEvery: 10,
     });
     adventureId = randomUUID();

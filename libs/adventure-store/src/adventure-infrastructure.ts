@@ -1,6 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import { EventStoreModule } from '@chronicle/event-store';
-import { JobName, QueueModule } from '@chronicle/queue';
+import { JobName, QueueModule, QueueProducer } from '@chronicle/queue';
 import { AdventureStoreModule } from './adventure-store.module';
 
 /** The settings the shared infrastructure reads (a subset of @chronicle/platform's AppConfig). */
@@ -22,11 +22,15 @@ export interface InfrastructureConfig {
  */
 export function adventureInfrastructure(config: InfrastructureConfig): DynamicModule[] {
   return [
-    EventStoreModule.forRoot({
-      connectionString: config.databaseUrl,
-      poolSize: config.databasePoolSize,
-      sweepOutbox: true,
-      outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
+    EventStoreModule.forRootAsync({
+      inject: [QueueProducer],
+      useFactory: (producer: QueueProducer) => ({
+        connectionString: config.databaseUrl,
+        poolSize: config.databasePoolSize,
+        sweepOutbox: true,
+        outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
+        outboxEnqueuer: producer,
+      }),
     }),
     QueueModule.forRoot({
       redisUrl: config.redisUrl,

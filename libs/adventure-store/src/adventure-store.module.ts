@@ -1,6 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
-import { AdventureRepository } from './adventure.repository';
+import { AdventureCommandHandler } from './adventure.command-handler';
 
 @Global()
 @Module({})
@@ -10,13 +10,13 @@ export class AdventureStoreModule {
       module: AdventureStoreModule,
       providers: [
         {
-          provide: AdventureRepository,
+          provide: AdventureCommandHandler,
           useFactory: (events: EventStoreRepository, snapshots: SnapshotRepository) =>
-            new AdventureRepository(events, snapshots, options),
+            new AdventureCommandHandler(events, snapshots, options),
           inject: [EventStoreRepository, SnapshotRepository],
         },
       ],
-      exports: [AdventureRepository],
+      exports: [AdventureCommandHandler],
     };
   }
 }

@@ -1,4 +1,6 @@
-export * from './adventure.repository';
+export * from './adventure.command-handler';
+export * from './adventure.decide';
+export * from './adventure.jobs';
 export * from './adventure-store.module';
 export * from './turn-context';
 export * from './snapshot.codec';

@@ -2,16 +2,15 @@ import { randomUUID } from 'node:crypto';
 import {
   adventureStreamId,
   canonicalJson,
-  createAdventureCommand,
-  narrationCommand,
   project,
   projectorVersion,
   turnStatus,
 } from '@chronicle/adventure';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { sql } from 'kysely';
-import { AdventureRepository, toRecorded } from './adventure.repository';
+import { AdventureCommandHandler, toRecorded } from './adventure.command-handler';
 import { AdventureReplayer } from './replay';
 import { encodeSnapshot } from './snapshot.codec';
 
@@ -33,10 +32,10 @@ interface Played {
   recorded: Map<number, string>;
 }
 
-async function play(repo: AdventureRepository, turns: number): Promise<Played> {
+async function play(repo: AdventureCommandHandler, turns: number): Promise<Played> {
   const adventureId = randomUUID();
   const recorded = new Map<number, string>();
-  const run = async (command: Parameters<AdventureRepository['handle']>[1]) => {
+  const run = async (command: Parameters<AdventureCommandHandler['handle']>[1]) => {
     const { state } = await repo.handle(adventureId, command, meta);
     recorded.set(state.version, canonicalJson(state));
     return state;
@@ -92,7 +91,7 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
   afterAll(() => database.drop());
 
   const fresh = (snapshotEvery: number) =>
-    new AdventureRepository(events, snapshots, { snapshotEvery });
+    new AdventureCommandHandler(events, snapshots, { snapshotEvery });
 
   it('given a 30-turn adventure played with snapshots every 10 events, then the replay equals the live projection and every version reads back as recorded', async () => {
     const live = fresh(10);
@@ -247,7 +246,7 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
 
   it('given checkpoints every 20 versions, then a read far below the latest starts from a checkpoint, leaves one behind, and still reads as recorded', async () => {
     const spaced = new SnapshotRepository(database.db, { checkpointEvery: 20 });
-    const live = new AdventureRepository(events, spaced, { snapshotEvery: 7 });
+    const live = new AdventureCommandHandler(events, spaced, { snapshotEvery: 7 });
     const { adventureId, recorded } = await play(live, 30);
     await live.snapshotsWritten();
     const streamId = adventureStreamId(adventureId);
@@ -262,7 +261,7 @@ describe('replay, snapshots and upcasting (Postgres)', () => {
     await sql`DELETE FROM snapshots WHERE stream_id = ${streamId} AND version < ${latest - 7}`.execute(
       database.db,
     );
-    const reader = new AdventureRepository(events, spaced, { snapshotEvery: 7 });
+    const reader = new AdventureCommandHandler(events, spaced, { snapshotEvery: 7 });
     expect(canonicalJson(await reader.loadAt(adventureId, 45))).toBe(recorded.get(45));
     expect(await spaced.listVersions(streamId, projectorVersion)).toContain(40);
     for (let version = 1; version <= latest; version++) {

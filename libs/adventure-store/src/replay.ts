@@ -10,7 +10,7 @@ import {
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
-import { toRecorded } from './adventure.repository';
+import { toRecorded } from './adventure.command-handler';
 import { decodeSnapshot } from './snapshot.codec';
 
 // A replay rebuilds an adventure from its first event and holds the stored ways of reaching the

@@ -1,12 +1,11 @@
 import {
-  AdventureHistory,
   canonicalJson,
   nodeBucket,
-  playedAdventure,
   requireNode,
   type ActionNode,
   type AdventureState,
 } from '@chronicle/adventure';
+import { AdventureHistory, playedAdventure } from '@chronicle/adventure/testing';
 import { decodeSnapshot, encodeSnapshot, SNAPSHOT_CODEC, unpackSnapshot } from './snapshot.codec';
 
 /** `state` with one node changed (as no projector would: these states are hand-made). */

@@ -23,7 +23,7 @@ import {
 // and the decode builds each node as one literal. The path is left out: it is the head's
 // ancestor chain, walked back on decode.
 //
-// Codec 3 (issue 7's 10 ms load): the AI nodes' accepted state events were half of codec 2's
+// Codec 3 (a 10,000-event adventure must load within 10 ms, see BENCHMARKS.md): the AI nodes' accepted state events were half of codec 2's
 // bytes and most of its parse, one small array of small objects per narration, though the same
 // few events (a move, a status) recur across thousands of narrations. Each distinct event is now
 // written once, in `stateEvents`, and the blocks as three flat columns (which nodes, how many
@@ -206,6 +206,7 @@ function packedInts(values: number[], column: Column): Int8Array | Int16Array | 
   return ints;
 }
 
+// eslint-disable-next-line max-lines-per-function -- one loop fills every column in a single walk of the nodes (the encode's cost at 10,000 nodes); the columns are listed beside each other to match `fromColumns`
 function toColumns(state: AdventureState): LeanSnapshot<number[]> {
   const { nodes: table, path, ...rest } = state;
   // Parents before their children, and neighbours in the story next to each other: what keeps

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { actionTextFromEvent, AdventureHistory } from '@chronicle/adventure';
+import { actionTextFromEvent } from '@chronicle/adventure';
+import { AdventureHistory } from '@chronicle/adventure/testing';
 import {
   buildTurnContext,
   contextManifest,

@@ -30,7 +30,7 @@ import { mergeScriptMemory, scriptMemoryOf, type ScriptMemory } from '@chronicle
 // them, and a reader that pulls the history window's texts from the log by version. The context
 // worker narrates with it and the API's context preview shows it, so both build the same bytes.
 
-/** The predecessor's default narrator prompt (seed §3); adventures have no prompt of their own yet. */
+/** The predecessor's default narrator prompt, so stories read alike; adventures have no prompt of their own yet. */
 export const DEFAULT_NARRATOR_PROMPT =
   'You are a masterful storyteller. Continue the story in the second person, consistent and ' +
   'vivid. Never speak or act for the player, never break character, and never conclude the story.';

@@ -1,10 +1,16 @@
 // What a player, the API or a worker asks of an adventure. Ids are chosen by the caller (the
 // client's action id is the idempotency key), so `decide` stays a pure function.
+//
+// Every command may carry `key`, its idempotency key (a uuid): the command handler derives the
+// ids of the events it decides from it, so the same command sent twice appends once. A command
+// without one is not idempotent: the handler draws a fresh key.
 
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type {
   AdventureSettings,
   InputType,
+  ModelCallPurpose,
+  ModelCallUsage,
   Narrator,
   ImportMode,
   Lorebook,
@@ -26,12 +32,15 @@ export type StoryCardChanges = {
   [K in keyof Omit<StoryCard, 'id' | 'origin'>]?: StoryCard[K] | null;
 };
 
+/** A persona as a command gives it: any field may be left out, and is then empty. */
+export type PersonaInput = Partial<Persona>;
+
 export interface AdventureChanges {
   title?: string;
   plotEssentials?: string;
   authorsNote?: string;
   aiInstructions?: string;
-  persona?: Persona;
+  persona?: PersonaInput;
   canon?: Canon;
   settings?: Partial<AdventureSettings>;
 }
@@ -49,7 +58,7 @@ export type CreateAdventure = {
     plotEssentials?: string;
     authorsNote?: string;
     aiInstructions?: string;
-    persona?: Persona;
+    persona?: PersonaInput;
     storyCards?: StoryCardInput[];
     canon?: Canon;
     settings?: Partial<AdventureSettings>;
@@ -101,6 +110,14 @@ export type RecordNarration = {
     latencyMs: number;
     /** onModelContext's and onOutput's effects, committed with the narration (spec §3.1). */
     scripts?: { context?: ScriptEffects; output?: ScriptEffects };
+    /**
+     * The memories the prompt retrieved: their use counts move in the same append as the
+     * narration, so a preview, a failed or cancelled turn never counts, and a redelivered job
+     * cannot count twice.
+     */
+    memoriesUsed?: string[];
+    /** What embedding the retrieval query cost: paid for with the turn, in the same append. */
+    retrievalUsage?: ModelCallUsage | null;
   };
 };
 /** onModelContext stopped the turn in flight: no model call; the player action stays. */
@@ -113,6 +130,11 @@ export type RecordNarrationFailure = {
   /** `code` defaults to the one the message's words stand for (`internal` when none fits). */
   data: { turnId: string; error: string; attempts: number; code?: NarrationFailureCode };
 };
+/** A model call no other event records (an embedding batch, a reply that could not be used). */
+export type RecordModelUsage = {
+  type: 'RecordModelUsage';
+  data: { purpose: ModelCallPurpose; usage: ModelCallUsage; turnId?: string };
+};
 export type CancelTurn = { type: 'CancelTurn'; data: { turnId: string } };
 export type Undo = { type: 'Undo'; data: Record<string, never> };
 export type Redo = { type: 'Redo'; data: Record<string, never> };
@@ -124,6 +146,11 @@ export type CorrectNarrativeState = {
   type: 'CorrectNarrativeState';
   /** Anchored on the head unless another action on the path is named. */
   data: { correction: NarrativeCorrection; anchorActionId?: string };
+};
+/** Several corrections in order, in one append: all of them or none. */
+export type ApplyCorrections = {
+  type: 'ApplyCorrections';
+  data: { corrections: NarrativeCorrection[]; anchorActionId?: string };
 };
 export type RetconStateEvent = {
   type: 'RetconStateEvent';
@@ -144,6 +171,7 @@ export type AdventureCommand =
   | RecordNarrationFailure
   | StopTurnByScript
   | ScriptCommand
+  | RecordModelUsage
   | CancelTurn
   | Undo
   | Redo
@@ -151,7 +179,11 @@ export type AdventureCommand =
   | EditAction
   | EraseAction
   | CorrectNarrativeState
+  | ApplyCorrections
   | RetconStateEvent;
+
+/** Any command, with the idempotency key its events' ids derive from (see the top of the file). */
+export type Keyed<Command> = Command & { key?: string };
 
 /**
  * What `decide` needs besides the command and the state. Token counts are cached on every

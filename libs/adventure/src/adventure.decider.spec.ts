@@ -85,6 +85,15 @@ describe('adventure decider', () => {
         .thenThrows(InvalidCommandError, 'invalid', /title is empty/);
     });
 
+    it('given a persona with a name alone, when created, then the other fields are empty', () => {
+      const [event] = decideOnce(createAdventureCommand({ persona: { name: 'Mira' } }));
+      expect(event.type === 'AdventureCreated' && event.data.persona).toEqual({
+        name: 'Mira',
+        pronouns: '',
+        description: '',
+      });
+    });
+
     it('refuses to create an adventure twice', () => {
       given(AdventureHistory.create())
         .when(createAdventureCommand())
@@ -294,6 +303,60 @@ describe('adventure decider', () => {
         .when(narration(turnId, 'n1', '  '))
         .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
     });
+
+    it('given memories the prompt used, when the narration is recorded, then their use is counted in the same append', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      const command = narrationCommand(turnId, 'n1', { memoriesUsed: ['m1', 'm2'] });
+      const events = decideOnce(command, history);
+      expect(events.map((event) => event.type)).toEqual(['Narrated', 'MemoriesUsed']);
+      expect(events[1]).toEqual({
+        type: 'MemoriesUsed',
+        data: { turnId, memoryIds: ['m1', 'm2'] },
+      });
+    });
+
+    it("given the retrieval query's embedding cost, when the narration is recorded, then it is paid for in the same append", () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      const usage = { model: 'embed', promptTokens: 12, completionTokens: 0 };
+      const command = narrationCommand(turnId, 'n1');
+      const events = decideOnce(
+        { ...command, data: { ...command.data, retrievalUsage: usage } },
+        history,
+      );
+      expect(events[1]).toEqual({
+        type: 'ModelUsageRecorded',
+        data: { purpose: 'retrieval', usage, turnId },
+      });
+    });
+
+    it('given no memories used, when the narration is recorded, then only the narration is appended', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', 'walk north');
+      const events = decideOnce(narrationCommand(turnId, 'n1', { memoriesUsed: [] }), history);
+      expect(events.map((event) => event.type)).toEqual(['Narrated']);
+    });
+  });
+
+  describe('RecordModelUsage', () => {
+    const usage = { model: 'm', promptTokens: 30, completionTokens: 5 };
+
+    it('given an adventure, when a call no other event records is reported, then it is recorded', () => {
+      given(AdventureHistory.create())
+        .when({ type: 'RecordModelUsage', data: { purpose: 'embedding', usage } })
+        .then([{ type: 'ModelUsageRecorded', data: { purpose: 'embedding', usage } }]);
+    });
+
+    it('given a call that cost nothing, or no adventure, when reported, then nothing is recorded', () => {
+      const free = { model: 'offline-embedder', promptTokens: 0, completionTokens: 0 };
+      given(AdventureHistory.create())
+        .when({ type: 'RecordModelUsage', data: { purpose: 'embedding', usage: free } })
+        .then([]);
+      given([])
+        .when({ type: 'RecordModelUsage', data: { purpose: 'memory', usage } })
+        .then([]);
+    });
   });
 
   describe('CancelTurn', () => {
@@ -468,6 +531,39 @@ describe('adventure decider', () => {
           data: { correction: { op: 'addFact', text: 'x' }, anchorActionId: aiActionId },
         })
         .thenThrows(InvalidCommandError, 'invalid', /not in the story at the head/);
+    });
+
+    it('given several corrections, when applied together, then each is decided on the state the ones before it leave', () => {
+      const { history, aiActionId } = withHarbor();
+      const rename = { op: 'rename', id: 'mira', name: 'Mira the Keeper' } as const;
+      const wound = { op: 'setStatus', id: 'mira', status: 'wounded' } as const;
+      given(history)
+        .when({ type: 'ApplyCorrections', data: { corrections: [rename, wound] } })
+        .then([
+          {
+            type: 'NarrativeStateCorrected',
+            data: { anchorActionId: aiActionId, correction: rename },
+          },
+          {
+            type: 'NarrativeStateCorrected',
+            data: { anchorActionId: aiActionId, correction: wound },
+          },
+        ]);
+    });
+
+    it('given several corrections one of which is refused, when applied together, then none is', () => {
+      const { history } = withHarbor();
+      given(history)
+        .when({
+          type: 'ApplyCorrections',
+          data: {
+            corrections: [
+              { op: 'addFact', text: 'The lamp is lit.' },
+              { op: 'rename', id: 'ghost', name: 'G' },
+            ],
+          },
+        })
+        .thenThrows(InvalidCommandError, 'invalid', /correction refused: .*ghost/);
     });
 
     it('retcons an accepted event by index, once', () => {

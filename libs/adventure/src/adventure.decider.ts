@@ -1,7 +1,13 @@
+/* eslint-disable max-lines -- the decider's switch and the checks only it uses; split by command family it would scatter the rules a reader compares */
 // What happens when a command meets an adventure: the events to append, or a typed domain error.
 // Pure: the state comes from the projector, ids and token counts from the caller.
 
-import type { AdventureCommand, DecideContext, StoryCardInput } from './adventure.commands';
+import type {
+  AdventureCommand,
+  DecideContext,
+  RecordModelUsage,
+  StoryCardInput,
+} from './adventure.commands';
 import {
   ConflictError,
   InvalidCommandError,
@@ -13,10 +19,11 @@ import type {
   AdventureEditedData,
   AdventureEvent,
   AdventureSettings,
+  RecordedAdventureEvent,
   StoryCard,
 } from './adventure.events';
 import { LIMITS } from './adventure.limits';
-import { isOnPath, narrativeAtDepth } from './adventure.projector';
+import { isOnPath, narrativeAtDepth, projectFrom } from './adventure.projector';
 import { storyTail, turnStatus } from './adventure.queries';
 import { DEFAULT_SETTINGS, nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import {
@@ -31,6 +38,7 @@ import {
   checkText,
 } from './adventure.validation';
 import { checkJsonValue } from './event.validation';
+import type { MemoriesUsed } from './memory.events';
 import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
 import { tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
@@ -76,12 +84,14 @@ function narrationScriptEffects(
   ];
 }
 
+// eslint-disable-next-line max-lines-per-function -- one switch over every command, so each rule is read beside the others; the longer cases call helpers below
 export function decide(
   command: AdventureCommand,
   state: AdventureState,
   context: DecideContext,
 ): AdventureEvent[] {
   if (command.type === 'CreateAdventure') return create(command.data, state, context);
+  if (command.type === 'RecordModelUsage') return modelUsage(command.data, state);
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
   if (isScriptCommand(command)) return decideScript(command, state);
   const count = (text: string) => context.countTokens(text, state.settings.encoding);
@@ -202,6 +212,10 @@ export function decide(
         // The scripts' effects on the narration's node, Context's before Output's (the
         // card ids they know run on from one to the other).
         ...narrationScriptEffects(d.turnId, actionId, d.scripts, state),
+        ...memoriesUsed(d.turnId, d.memoriesUsed),
+        ...(d.retrievalUsage
+          ? modelUsage({ purpose: 'retrieval', usage: d.retrievalUsage, turnId: d.turnId }, state)
+          : []),
       ];
     }
 
@@ -312,6 +326,31 @@ export function decide(
       return [{ type: 'NarrativeStateCorrected', data: { anchorActionId: anchor.id, correction } }];
     }
 
+    case 'ApplyCorrections': {
+      // Each correction is decided on the state the ones before it leave.
+      let current = state;
+      const events: AdventureEvent[] = [];
+      for (const correction of command.data.corrections) {
+        const decided = decide(
+          {
+            type: 'CorrectNarrativeState',
+            data: { correction, anchorActionId: command.data.anchorActionId },
+          },
+          current,
+          context,
+        );
+        current = projectFrom(
+          current,
+          decided.map(
+            (event, i) =>
+              ({ ...event, version: current.version + i + 1 }) as RecordedAdventureEvent,
+          ),
+        );
+        events.push(...decided);
+      }
+      return events;
+    }
+
     case 'RetconStateEvent': {
       requireNoTurnInFlight(state);
       const node = findNode(state, command.data.actionId);
@@ -333,6 +372,33 @@ export function decide(
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
     }
   }
+}
+
+/**
+ * The log holds every token a user was charged: a call no other event records is its own
+ * event. A call that cost nothing (the offline narrator or embedder), or one made for an
+ * adventure that no longer exists, records nothing.
+ */
+function modelUsage(data: RecordModelUsage['data'], state: AdventureState): AdventureEvent[] {
+  if (state.id === null || data.usage.promptTokens + data.usage.completionTokens <= 0) return [];
+  return [
+    {
+      type: 'ModelUsageRecorded',
+      data: {
+        purpose: data.purpose,
+        usage: data.usage,
+        ...(data.turnId !== undefined && { turnId: data.turnId }),
+      },
+    },
+  ];
+}
+
+function memoriesUsed(turnId: string, memoryIds: readonly string[] | undefined): MemoriesUsed[] {
+  if (memoryIds === undefined || memoryIds.length === 0) return [];
+  if (!Array.isArray(memoryIds) || memoryIds.some((id) => typeof id !== 'string')) {
+    throw new InvalidCommandError('memoriesUsed must be a list of memory ids');
+  }
+  return [{ type: 'MemoriesUsed', data: { turnId, memoryIds: [...memoryIds] } }];
 }
 
 function create(

@@ -2,11 +2,7 @@
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.
 
-import type {
-  Persona as ContextPersona,
-  StoryCard as ContextStoryCard,
-  HistoryMode,
-} from '@chronicle/context';
+import type { StoryCard as ContextStoryCard } from '@chronicle/context';
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
@@ -27,6 +23,8 @@ export function adventureIdOfStream(streamId: string): string | null {
 }
 
 export type TokenEncoding = 'cl100k_base' | 'o200k_base';
+/** How the history window moves (see libs/context's prompt cache): the same values as there. */
+export type HistoryMode = 'stable' | 'sliding';
 export type ApiMode = 'chat' | 'completion';
 
 export interface AdventureSettings {
@@ -52,7 +50,12 @@ export interface AdventureSettings {
 }
 
 /** The player character, exactly as the prompt renders it (libs/context owns the shape). */
-export type Persona = ContextPersona;
+/** Who the player is in the story; each field may be empty. */
+export interface Persona {
+  name: string;
+  pronouns: string;
+  description: string;
+}
 
 /** The lore formats Chronicle reads and writes (libs/lore). */
 export type LoreFormat = 'aid' | 'sillytavern' | 'ccv2' | 'ccv3' | 'novelai' | 'kobold';

@@ -17,7 +17,7 @@ const cards = (count: number) =>
   }));
 
 describe('LIMITS', () => {
-  it("holds issue 8's numbers", () => {
+  it('holds the published limits (README: limits), so a change to one is deliberate', () => {
     expect(LIMITS).toMatchObject({
       bodyBytes: 2 * 1024 * 1024,
       importBodyBytes: 20 * 1024 * 1024,

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the projector's switch and the tree updates only it makes, which must stay together to stay in step */
 // Folds an adventure's events into its projection (`AdventureState`).
 //
 // Cost: a rebuild of a long adventure must cost less than reading its rows, so each event costs
@@ -278,6 +279,7 @@ function appendAtHead(draft: AdventureState, node: ActionNode): void {
 }
 
 /** Mutates `draft`'s top-level fields and containers only (see the file comment). */
+// eslint-disable-next-line max-lines-per-function -- one switch over every event type, so what each event does to the state is read in one place
 export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEvent): void {
   const { version } = event;
   if (version !== draft.version + 1) {

@@ -197,7 +197,7 @@ export function projectionView(state: AdventureState): ProjectionView {
   return { ...state, nodes };
 }
 
-/** The predecessor's defaults (seed §3). */
+/** The predecessor's defaults, so an adventure moved here plays as it did there. */
 export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   model: '',
   apiMode: 'chat',

@@ -39,13 +39,16 @@ export function checkId(field: string, value: unknown): string {
   return checkText(field, value, { max: MAX_ID_CHARS, required: true });
 }
 
+/** Each field may be left out (a persona with a name alone is common): a missing one is empty. */
 export function checkPersona(value: unknown): Persona {
-  const persona = value as Persona;
+  const persona = value as Partial<Persona>;
   if (typeof persona !== 'object' || persona === null) invalid('persona must be an object');
   return {
-    name: checkText('persona.name', persona.name, { max: MAX_PERSONA_NAME_CHARS }),
-    pronouns: checkText('persona.pronouns', persona.pronouns, { max: MAX_PERSONA_PRONOUNS_CHARS }),
-    description: checkText('persona.description', persona.description),
+    name: checkText('persona.name', persona.name ?? '', { max: MAX_PERSONA_NAME_CHARS }),
+    pronouns: checkText('persona.pronouns', persona.pronouns ?? '', {
+      max: MAX_PERSONA_PRONOUNS_CHARS,
+    }),
+    description: checkText('persona.description', persona.description ?? ''),
   };
 }
 

@@ -19,7 +19,4 @@ export * from './script.events';
 export * from './script.decider';
 export { scriptStateAtHead } from './script.projector';
 export type { NarrativeCorrection } from './narrative.port';
-// Test factories are pure and small; exported so other libs' and apps' tests build histories
-// through the alias (the only way they may import this lib).
-export * from './testing';
 export * from './event.validation';

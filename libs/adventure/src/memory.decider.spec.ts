@@ -1,4 +1,5 @@
-import { AdventureHistory, decideMemory, InvalidCommandError, LIMITS } from './index';
+import { decideMemory, InvalidCommandError, LIMITS } from './index';
+import { AdventureHistory } from './testing';
 
 describe('decideMemory: text limits', () => {
   const given = () => {

@@ -1,6 +1,6 @@
 // What a player's memory and summary commands append. Pure, like `decide`: ids come from the
-// caller. The memory worker writes its own events (see libs/memory-store), because what it
-// writes is model output, decided before it gets here.
+// caller. The memory worker's commands (what the model wrote) are decided in libs/memory
+// (`decideMemoryWork`), beside the cadence that says what is due.
 
 import { InvalidCommandError, LimitExceededError, NotFoundError } from './adventure.errors';
 import { LIMITS } from './adventure.limits';
@@ -16,6 +16,20 @@ export type MemoryCommand =
   | { type: 'ForgetMemory'; data: { memoryId: string } }
   | { type: 'DeleteMemory'; data: { memoryId: string } }
   | { type: 'EditSummary'; data: { summaryId: string; text: string } };
+
+const MEMORY_COMMANDS: ReadonlySet<string> = new Set<MemoryCommand['type']>([
+  'AddMemory',
+  'EditMemory',
+  'PinMemory',
+  'UnpinMemory',
+  'ForgetMemory',
+  'DeleteMemory',
+  'EditSummary',
+]);
+
+export function isMemoryCommand(command: { type: string }): command is MemoryCommand {
+  return MEMORY_COMMANDS.has(command.type);
+}
 
 function checkMemoryText(text: unknown, max: number = LIMITS.memoryTextChars): string {
   if (typeof text !== 'string' || text.trim() === '') {

@@ -1,5 +1,4 @@
 import {
-  AdventureHistory,
   activeMemories,
   canonicalJson,
   currentSummary,
@@ -11,6 +10,7 @@ import {
   type MemoryCommand,
   type MemoryWrittenData,
 } from './index';
+import { AdventureHistory } from './testing';
 
 /** An adventure of `turns` turns: 1 + 2 × turns story actions. */
 function played(turns: number): AdventureHistory {

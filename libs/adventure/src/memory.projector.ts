@@ -34,6 +34,7 @@ function withMemory(
   return { ...bank, memories };
 }
 
+// eslint-disable-next-line max-lines-per-function -- one switch over the memory events, like the adventure projector's
 export function evolveMemory(
   draft: AdventureState,
   event: MemoryEvent & { version: number },

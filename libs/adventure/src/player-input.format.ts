@@ -1,4 +1,4 @@
-// Player input becomes story text the way the predecessor wrote it (seed §4), so a story played
+// Player input becomes story text the way the predecessor wrote it, so a story played
 // here reads like one played there and the model sees the same second-person turns.
 
 import { InvalidCommandError } from './adventure.errors';

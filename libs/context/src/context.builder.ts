@@ -344,6 +344,7 @@ function stableBlocks(
 }
 
 /** Returns the system text, the story text and the context report for one turn. */
+// eslint-disable-next-line max-lines-per-function -- the sections are budgeted in the order the predecessor fills them, each reading what the ones before it left; the order is the algorithm
 export function buildContext(input: ContextInput): BuiltContext {
   const window = withoutExcluded(input.window, input.excludeActionId);
   const prepared = prepare(input, window);

@@ -56,12 +56,48 @@ export interface TurnsInFlightTable {
   requeued_at: Date | null;
 }
 
+/** Derived vectors, content-addressed by (model, text_hash); see libs/memory-store. */
+export interface MemoryEmbeddingsTable {
+  model: string;
+  text_hash: string;
+  dimensions: number;
+  /** float32 little-endian. */
+  vector: Buffer;
+  created_at: Generated<Date>;
+}
+
+export interface UsersTable {
+  id: string;
+  name: string;
+  created_at: Generated<Date>;
+  daily_token_budget: number | null;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  user_id: string;
+  prefix: string;
+  secret_hash: Buffer;
+  name: string;
+  created_at: Generated<Date>;
+  revoked_at: Date | null;
+  last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/**
+ * Every table the migrations create, as Kysely sees it: one schema for every repository (the
+ * event store's, the accounts', the embeddings'), as there is one database.
+ */
 export interface Database {
   streams: StreamsTable;
   events: EventsTable;
   outbox: OutboxTable;
   snapshots: SnapshotsTable;
   turns_in_flight: TurnsInFlightTable;
+
+  memory_embeddings: MemoryEmbeddingsTable;
+  users: UsersTable;
+  api_keys: ApiKeysTable;
 }
 
 // Statement text -> the name its connections prepare it under.

@@ -8,7 +8,7 @@ import {
   testQueuePrefix,
   type TestDatabase,
 } from '@chronicle/testing';
-import { JobName, QueueModule, QueueName, QueueProducer } from '@chronicle/queue';
+import { JobName, QueueModule, QueueName, QueueProducer, outboxRow } from '@chronicle/queue';
 import {
   type Database,
   EVENT_STORE_DB,
@@ -35,11 +35,16 @@ describe('EventStoreModule (Postgres + Redis)', () => {
     const app = await Test.createTestingModule({
       imports: [
         QueueModule.forRoot({ redisUrl: TEST_REDIS_URL, prefix }),
-        EventStoreModule.forRoot({
-          connectionString: empty.connectionString,
-          poolSize: 2,
-          migrate: true,
-          sweepOutbox: true,
+        // The app's wiring hands the store the queue producer as its relay's enqueuer.
+        EventStoreModule.forRootAsync({
+          inject: [QueueProducer],
+          useFactory: (producer: QueueProducer) => ({
+            connectionString: empty.connectionString,
+            poolSize: 2,
+            migrate: true,
+            sweepOutbox: true,
+            outboxEnqueuer: producer,
+          }),
         }),
       ],
     }).compile();
@@ -56,7 +61,7 @@ describe('EventStoreModule (Postgres + Redis)', () => {
       [{ id: randomUUID(), type: 'PlayerActed', schemaVersion: 1, data: { text: 'Look around.' } }],
       {
         expectedVersion: 'no_stream',
-        outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+        outbox: [outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } })],
       },
     );
 

@@ -9,12 +9,11 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { QueueProducer } from '@chronicle/queue';
 import type { Kysely } from 'kysely';
 import { createDatabase, type Database } from './database';
-import { EventStoreRepository, type Upcaster } from './event-store.repository';
+import { EventStoreRepository } from './event-store.repository';
 import { migrateToLatest } from './migrate';
-import { OutboxRelay, type OutboxRelayOptions } from './outbox.relay';
+import { OutboxRelay, type OutboxEnqueuer, type OutboxRelayOptions } from './outbox.relay';
 import { SnapshotRepository } from './snapshot.repository';
 
 /** Injection token of the process's `Kysely<Database>`. */
@@ -29,8 +28,11 @@ export interface EventStoreConfig {
   /** Run the outbox sweeper from application bootstrap to shutdown. */
   sweepOutbox?: boolean;
   outbox?: OutboxRelayOptions;
-  /** Rewrites events stored under an old schema version on read. */
-  upcast?: Upcaster;
+  /**
+   * Where the relay enqueues committed outbox rows (the queue producer, given by the app's
+   * wiring). Without one there is no relay: rows then wait for a process that runs the sweeper.
+   */
+  outboxEnqueuer?: OutboxEnqueuer;
 }
 
 export interface EventStoreModuleAsyncOptions {
@@ -91,18 +93,18 @@ export class EventStoreModule {
           inject: [EVENT_STORE_CONFIG],
         },
         {
-          // Without a QueueModule (a migration script, say) there is no relay:
-          // outbox rows then wait for a process that runs the sweeper.
           provide: OutboxRelay,
-          useFactory: (config: EventStoreConfig, db: Kysely<Database>, producer?: QueueProducer) =>
-            producer ? new OutboxRelay(db, producer, config.outbox) : null,
-          inject: [EVENT_STORE_CONFIG, EVENT_STORE_DB, { token: QueueProducer, optional: true }],
+          useFactory: (config: EventStoreConfig, db: Kysely<Database>) =>
+            config.outboxEnqueuer
+              ? new OutboxRelay(db, config.outboxEnqueuer, config.outbox)
+              : null,
+          inject: [EVENT_STORE_CONFIG, EVENT_STORE_DB],
         },
         {
           provide: EventStoreRepository,
-          useFactory: (config: EventStoreConfig, db: Kysely<Database>, relay: OutboxRelay | null) =>
-            new EventStoreRepository(db, { publisher: relay ?? undefined, upcast: config.upcast }),
-          inject: [EVENT_STORE_CONFIG, EVENT_STORE_DB, OutboxRelay],
+          useFactory: (db: Kysely<Database>, relay: OutboxRelay | null) =>
+            new EventStoreRepository(db, { publisher: relay ?? undefined }),
+          inject: [EVENT_STORE_DB, OutboxRelay],
         },
         {
           provide: SnapshotRepository,

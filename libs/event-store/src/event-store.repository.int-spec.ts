@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
-import { JobName, QueueName } from '@chronicle/queue';
+import { JobName, QueueName, outboxRow } from '@chronicle/queue';
 import { sql } from 'kysely';
 import {
   EventIdReuseError,
@@ -193,7 +193,7 @@ describe('EventStoreRepository (Postgres)', () => {
     await store.appendToStream(streamId, [anEvent('AdventureCreated')], {
       expectedVersion: 'no_stream',
     });
-    const outboxRow = (id: number) =>
+    const storedRow = (id: number) =>
       testDb.db
         .selectFrom('outbox')
         .select(['queue', 'job_name', 'job_id', 'payload'])
@@ -204,11 +204,13 @@ describe('EventStoreRepository (Postgres)', () => {
     const narrated = anEvent('Narrated', { text: 'The door creaks.' });
     const first = await store.appendToStream(streamId, [narrated], {
       expectedVersion: 1,
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId: streamId, turnId } }],
+      outbox: [
+        outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId: streamId, turnId } }),
+      ],
     });
     const second = await store.appendToStream(streamId, [anEvent()], {
       expectedVersion: 2,
-      outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId: streamId } }],
+      outbox: [outboxRow({ jobName: JobName.UpdateMemory, payload: { adventureId: streamId } })],
     });
     const third = await store.appendToStream(streamId, [anEvent()], { expectedVersion: 3 });
 
@@ -226,7 +228,7 @@ describe('EventStoreRepository (Postgres)', () => {
         },
       ],
     });
-    expect(await outboxRow(first.outbox[0].id)).toEqual({
+    expect(await storedRow(first.outbox[0].id)).toEqual({
       queue: 'narrate',
       job_name: 'narrate-turn',
       job_id: `narrate-${turnId}`,
@@ -234,7 +236,7 @@ describe('EventStoreRepository (Postgres)', () => {
     });
     const memoryJobId = `update-memory-outbox-${second.outbox[0].id}`;
     expect(second.outbox).toEqual([expect.objectContaining({ jobId: memoryJobId })]);
-    expect((await outboxRow(second.outbox[0].id)).job_id).toBe(memoryJobId);
+    expect((await storedRow(second.outbox[0].id)).job_id).toBe(memoryJobId);
     expect(third).toMatchObject({ nextVersion: 4, outbox: [] });
 
     const stored = await store.readStream(streamId);
@@ -263,7 +265,10 @@ describe('EventStoreRepository (Postgres)', () => {
       store.appendToStream(streamId, [{ ...stored, type: 'Narrated' }], {
         expectedVersion: 1,
         outbox: [
-          { jobName: JobName.NarrateTurn, payload: { adventureId: streamId, turnId: stored.id } },
+          outboxRow({
+            jobName: JobName.NarrateTurn,
+            payload: { adventureId: streamId, turnId: stored.id },
+          }),
         ],
       }),
     ).rejects.toBeInstanceOf(EventIdReuseError);

@@ -1,4 +1,3 @@
-import { jobOptions, queueOf, safeJobId, type JobName } from '@chronicle/queue';
 import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
 import { type Database, type EventsTable, parseInt8, preparedStatement } from './database';
 import {
@@ -41,9 +40,6 @@ export interface ReadAllOptions {
   limit: number;
 }
 
-/** Rewrites an event stored under an old schema version into the current shape, on read. */
-export type Upcaster = (event: StoredEvent) => StoredEvent;
-
 interface AppendRow {
   status: 'appended' | 'duplicate' | 'partial_duplicate' | 'conflict';
   current_version: number;
@@ -75,7 +71,7 @@ type EventRow = Pick<Selectable<EventsTable>, (typeof EVENT_COLUMNS)[number]>;
 export class EventStoreRepository {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly options: { publisher?: OutboxPublisher; upcast?: Upcaster } = {},
+    private readonly options: { publisher?: OutboxPublisher } = {},
   ) {}
 
   /**
@@ -233,8 +229,9 @@ export class EventStoreRepository {
     };
   }
 
+  /** As stored: upcasting an old schema version is the reader's (see libs/adventure). */
   private toStoredEvent(row: EventRow): StoredEvent {
-    const event: StoredEvent = {
+    return {
       id: row.event_id,
       streamId: row.stream_id,
       version: row.version,
@@ -245,7 +242,6 @@ export class EventStoreRepository {
       metadata: row.metadata,
       recordedAt: row.recorded_at,
     };
-    return this.options.upcast ? this.options.upcast(event) : event;
   }
 }
 
@@ -351,25 +347,14 @@ async function callAppendToStream(
   return rows[0];
 }
 
-interface OutboxRow {
-  queue: string;
-  jobName: JobName;
-  jobId: string | undefined;
-  payload: unknown;
-}
+type OutboxRow = OutboxJob;
 
+/** BullMQ separates its keys with `:`; a row whose id holds one could never be enqueued. */
 function toOutboxRow(job: OutboxJob): OutboxRow {
-  // The registry chooses the queue and the id, so the row enqueues exactly
-  // the job a direct `enqueue` would have; jobs without a natural id (the
-  // deduplicated memory job) get one derived from their row.
-  const jobId =
-    job.jobId ?? (jobOptions(job.jobName, job.payload as never).jobId as string | undefined);
-  return {
-    queue: queueOf(job.jobName),
-    jobName: job.jobName,
-    jobId: jobId === undefined ? undefined : safeJobId(jobId),
-    payload: job.payload,
-  };
+  if (job.jobId !== undefined && (job.jobId.length === 0 || job.jobId.includes(':'))) {
+    throw new Error(`outbox job id "${job.jobId}" must be non-empty and must not contain ":"`);
+  }
+  return job;
 }
 
 function isUniqueViolation(error: unknown, constraint: string): boolean {

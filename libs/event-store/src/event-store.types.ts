@@ -1,5 +1,3 @@
-import type { JobName, JobRequest } from '@chronicle/queue';
-
 export interface NewEvent<Data = unknown> {
   /** A uuid chosen by the caller: the idempotency key of this event. */
   id: string;
@@ -24,14 +22,24 @@ export interface StoredEvent<Data = unknown> {
   recordedAt: Date;
 }
 
-/** A job to enqueue once the append commits; its id defaults to the registry's. */
-export type OutboxJob = JobRequest & { jobId?: string };
+/**
+ * A job to enqueue once the append commits, as data: the store writes it and hands it to the
+ * relay, and never reads it. The queue registry makes these (libs/queue's `outboxRow`), so the
+ * row names the queue and id a direct enqueue would have chosen. A row without an id gets one
+ * derived from the row (`<jobName>-outbox-<row id>`).
+ */
+export interface OutboxJob {
+  queue: string;
+  jobName: string;
+  jobId?: string;
+  payload: unknown;
+}
 
-/** An outbox row as written: what the relay hands to BullMQ. */
+/** An outbox row as written: what the relay hands to the queue. */
 export interface OutboxMessage {
   id: number;
   queue: string;
-  jobName: JobName;
+  jobName: string;
   jobId: string;
   payload: unknown;
 }

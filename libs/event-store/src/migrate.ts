@@ -4,7 +4,7 @@
 // (Kysely's own migration lock is taken inside a transaction after it has
 // already created its bookkeeping tables, which two fresh processes can race.)
 import { type Kysely, type MigrationResultSet, Migrator, sql } from 'kysely';
-import type { Database } from './database';
+import { createDatabase, type Database } from './database';
 import { migrations } from './migrations';
 
 /** An arbitrary constant, the same in every process: "chronicle migrations". */
@@ -48,4 +48,14 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<MigrationRe
       await sql`RESET lock_timeout`.execute(connection);
     }
   });
+}
+
+/** Migrates the database at `databaseUrl` on a connection of its own, then closes it. */
+export async function migrateDatabase(databaseUrl: string): Promise<void> {
+  const db = createDatabase(databaseUrl, 1);
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
 }

@@ -6,7 +6,7 @@ import {
   testQueuePrefix,
   type TestDatabase,
 } from '@chronicle/testing';
-import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
+import { JobName, QueueName, QueueProducer, outboxRow } from '@chronicle/queue';
 import { EventStoreRepository, type NewEvent, OutboxRelay } from '@chronicle/event-store';
 
 const anEvent = (type = 'PlayerActed'): NewEvent => ({
@@ -44,7 +44,7 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
 
     const result = await store.appendToStream(adventureId, [anEvent()], {
       expectedVersion: 'no_stream',
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+      outbox: [outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } })],
     });
 
     expect(result.outbox).toEqual([
@@ -71,7 +71,7 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     const turnId = randomUUID();
     await store.appendToStream(adventureId, [anEvent()], {
       expectedVersion: 'no_stream',
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+      outbox: [outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } })],
     });
     const relay = new OutboxRelay(testDb.db, producer, { staleAfterMs: 0, sweepIntervalMs: 50 });
 
@@ -94,7 +94,9 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     const adventureId = `adventure-${randomUUID()}`;
     await store.appendToStream(adventureId, [anEvent()], {
       expectedVersion: 'no_stream',
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId: randomUUID() } }],
+      outbox: [
+        outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId, turnId: randomUUID() } }),
+      ],
     });
     const relay = new OutboxRelay(testDb.db, producer, { staleAfterMs: 60_000 });
 
@@ -109,7 +111,7 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     const turnId = randomUUID();
     const { outbox } = await store.appendToStream(adventureId, [anEvent()], {
       expectedVersion: 'no_stream',
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+      outbox: [outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } })],
     });
     const relay = new OutboxRelay(testDb.db, producer, { staleAfterMs: 0 });
     const narrate = producer.queue(QueueName.Narrate);
@@ -139,7 +141,7 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     for (const [version, turnId] of turnIds.entries()) {
       const { outbox } = await store.appendToStream(adventureId, [anEvent()], {
         expectedVersion: version,
-        outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
+        outbox: [outboxRow({ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } })],
       });
       outboxIds.push(String(outbox[0].id));
     }
@@ -173,7 +175,7 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
     for (let version = 0; version < 3; version++) {
       await store.appendToStream(adventureId, [anEvent('Narrated')], {
         expectedVersion: version,
-        outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
+        outbox: [outboxRow({ jobName: JobName.UpdateMemory, payload: { adventureId } })],
       });
     }
 
@@ -194,7 +196,12 @@ describe('the outbox and its relay (Postgres + Redis)', () => {
 
       const result = await store.appendToStream(adventureId, [anEvent()], {
         expectedVersion: 'no_stream',
-        outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId: randomUUID() } }],
+        outbox: [
+          outboxRow({
+            jobName: JobName.NarrateTurn,
+            payload: { adventureId, turnId: randomUUID() },
+          }),
+        ],
       });
 
       expect(result.nextVersion).toBe(1);

@@ -10,14 +10,13 @@
 // turn's handoff then costs one transaction (the append) instead of two, and
 // a process that dies with marks unwritten leaves rows the sweeper re-adds
 // harmlessly.
-import type { JobRequest } from '@chronicle/queue';
 import { type Kysely, sql } from 'kysely';
 import { type Database, parseInt8 } from './database';
 import type { OutboxMessage, OutboxPublisher } from './event-store.types';
 
-/** What the relay needs from a producer (QueueProducer provides it). */
+/** What the relay is given to reach the queue (libs/queue's QueueProducer is one). */
 export interface OutboxEnqueuer {
-  enqueueRequest(request: JobRequest, options: { jobId: string }): Promise<unknown>;
+  enqueueOutbox(message: { jobName: string; payload: unknown; jobId: string }): Promise<unknown>;
 }
 
 export interface OutboxLogger {
@@ -114,7 +113,7 @@ export class OutboxRelay implements OutboxPublisher {
         rows.map((row) => ({
           id: parseInt8(row.id, 'outbox id'),
           queue: row.queue,
-          jobName: row.job_name as OutboxMessage['jobName'],
+          jobName: row.job_name,
           jobId: row.job_id,
           payload: row.payload,
         })),
@@ -188,9 +187,7 @@ export class OutboxRelay implements OutboxPublisher {
   private async enqueueAll(messages: readonly OutboxMessage[]): Promise<number[]> {
     const results = await Promise.allSettled(
       messages.map((m) =>
-        this.enqueuer.enqueueRequest({ jobName: m.jobName, payload: m.payload } as JobRequest, {
-          jobId: m.jobId,
-        }),
+        this.enqueuer.enqueueOutbox({ jobName: m.jobName, payload: m.payload, jobId: m.jobId }),
       ),
     );
     const enqueued: number[] = [];

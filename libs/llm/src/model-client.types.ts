@@ -98,7 +98,7 @@ export function sendsPromptCacheKey(
   }
 }
 
-/** The predecessor's defaults (seed-behaviour §3, §13). */
+/** The predecessor's defaults, kept so an adventure moved here plays with the same model settings. */
 export const MODEL_DEFAULTS = {
   baseURL: 'http://localhost:11434/v1',
   mode: 'chat' as ApiMode,

@@ -1,6 +1,6 @@
 import type { NarrationRequest } from './model-client.types';
 
-// Seed §13. The instruction goes after the story so the story bytes (and the
+// The predecessor's continue instruction, word for word. It goes after the story so the story bytes (and the
 // system message) stay a stable prefix for the provider's prompt cache.
 export const CONTINUE_INSTRUCTION =
   '[Continue the story directly from where it leaves off. Output only the story text.]';

@@ -75,7 +75,11 @@ function reasoningOf(choice: LooseChoice): string {
   );
 }
 
-/** Seed §13: > 0 sends the budget and adds it to max_tokens; < 0 turns reasoning off; 0 sends nothing. */
+/**
+ * As the predecessor sent it, so a setting means the same here: > 0 sends the budget and adds it
+ * to max_tokens (reasoning must not eat the story's tokens); < 0 turns reasoning off; 0 sends
+ * nothing (for models that reject the parameter).
+ */
 export function reasoningParams(
   maxOutputTokens: number,
   reasoningMaxTokens: number,

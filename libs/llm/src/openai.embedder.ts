@@ -11,9 +11,9 @@ export interface OpenAiEmbedderOptions {
   model: string;
   /** asked of models that can shorten their vectors (text-embedding-3-*) */
   dimensions?: number;
-  /** per request; default 60 s (seed §13) */
+  /** per request; default 60 s, the predecessor's */
   timeoutMs?: number;
-  /** texts per request; default 32 (seed §10) */
+  /** texts per request; default 32, the predecessor's batch */
   batchSize?: number;
 }
 

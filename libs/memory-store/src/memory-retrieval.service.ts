@@ -6,7 +6,7 @@ import {
   type AdventureState,
   type ModelCallUsage,
 } from '@chronicle/adventure';
-import type { AdventureRepository } from '@chronicle/adventure-store';
+import type { AdventureCommandHandler } from '@chronicle/adventure-store';
 import type { Embedder } from '@chronicle/llm';
 import {
   RETRIEVAL_WINDOW_ACTIONS,
@@ -26,7 +26,7 @@ export interface RetrievalResult {
 
 export class MemoryRetrievalService {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly embedder: Embedder,
     private readonly cache: VectorCache,
   ) {}

@@ -1,6 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import {
   createEmbedder,
@@ -49,14 +49,17 @@ export class MemoryStoreModule {
         },
         {
           provide: MemoryRetrievalService,
-          useFactory: (adventures: AdventureRepository, embedder: Embedder, cache: VectorCache) =>
-            new MemoryRetrievalService(adventures, embedder, cache),
-          inject: [AdventureRepository, MEMORY_EMBEDDER, VectorCache],
+          useFactory: (
+            adventures: AdventureCommandHandler,
+            embedder: Embedder,
+            cache: VectorCache,
+          ) => new MemoryRetrievalService(adventures, embedder, cache),
+          inject: [AdventureCommandHandler, MEMORY_EMBEDDER, VectorCache],
         },
         {
           provide: UpdateMemoryUseCase,
           useFactory: (
-            adventures: AdventureRepository,
+            adventures: AdventureCommandHandler,
             model: ModelClient,
             embedder: Embedder,
             embeddings: EmbeddingRepository,
@@ -70,7 +73,7 @@ export class MemoryStoreModule {
               }),
             }),
           inject: [
-            AdventureRepository,
+            AdventureCommandHandler,
             MEMORY_MODEL_CLIENT,
             MEMORY_EMBEDDER,
             EmbeddingRepository,

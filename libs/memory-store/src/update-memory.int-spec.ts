@@ -1,7 +1,6 @@
 import {
   activeMemories,
   currentSummary,
-  narrationCommand,
   project,
   memoryCursorDepth,
   type AdventureCommand,
@@ -9,7 +8,8 @@ import {
   type ModelCallUsage,
 } from '@chronicle/adventure';
 import { sumUserUsage } from '@chronicle/accounts';
-import { AdventureRepository, toRecorded } from '@chronicle/adventure-store';
+import { narrationCommand } from '@chronicle/adventure/testing';
+import { AdventureCommandHandler, toRecorded } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createEmbedder, createModelClient, type ModelConfig } from '@chronicle/llm';
 import { MEMORY_SYSTEM_PROMPT, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
@@ -29,7 +29,7 @@ const EMBED = '/v1/embeddings';
 describe('memory worker (Postgres + fake OpenAI server)', () => {
   let database: TestDatabase;
   let server: FakeOpenAiServer;
-  let adventures: AdventureRepository;
+  let adventures: AdventureCommandHandler;
   let embeddings: EmbeddingRepository;
   let useCase: UpdateMemoryUseCase;
   let retrieval: MemoryRetrievalService;
@@ -53,7 +53,7 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
       embeddingModel: 'fake-embed',
       timeoutMs: 5_000,
     };
-    adventures = new AdventureRepository(
+    adventures = new AdventureCommandHandler(
       new EventStoreRepository(database.db),
       new SnapshotRepository(database.db),
       { snapshotEvery: 25 },
@@ -106,7 +106,7 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     return adventureId;
   }
 
-  async function turn(adventureId: string, step: number): Promise<void> {
+  async function turn(adventureId: string, step: number, memoriesUsed?: string[]): Promise<void> {
     const turnId = randomUUID();
     await adventures.handle(
       adventureId,
@@ -118,7 +118,10 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     );
     await adventures.handle(
       adventureId,
-      narrationCommand(turnId, randomUUID(), { text: `Mira watches you take step ${step}.` }),
+      narrationCommand(turnId, randomUUID(), {
+        text: `Mira watches you take step ${step}.`,
+        memoriesUsed,
+      }),
       meta,
     );
   }
@@ -247,9 +250,11 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     // Capacity 3: the oldest never-used memory was forgotten.
     expect(state.memory.memories.map((m) => m.forgotten)).toEqual([true, false, false, false]);
     const [, second, third] = state.memory.memories;
-    await adventures.handleWith(adventureId, meta, () => ({
-      events: [{ type: 'MemoryPinned', data: { memoryId: second.id } }],
-    }));
+    await adventures.handle(
+      adventureId,
+      { type: 'PinMemory', data: { memoryId: second.id } },
+      meta,
+    );
     state = await adventures.get(adventureId);
     const result = await retrieval.retrieve(state);
     expect(result?.used[0]).toMatchObject({ id: second.id, pinned: true });
@@ -257,10 +262,10 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     const similarity = result?.used[1].similarity ?? 0;
     expect(Math.round(similarity * 10_000) / 10_000).toBe(similarity);
     // A used memory becomes recent: the next eviction takes the other unpinned one.
-    await adventures.handleWith(adventureId, meta, () => ({
-      events: [{ type: 'MemoriesUsed', data: { turnId: 't', memoryIds: [third.id] } }],
-    }));
-    for (let step = 13; step <= 15; step++) await turn(adventureId, step);
+    // (the turn that used it records the use with its narration)
+    for (let step = 13; step <= 15; step++) {
+      await turn(adventureId, step, step === 13 ? [third.id] : undefined);
+    }
     await useCase.execute({ adventureId });
     state = await adventures.get(adventureId);
     const active = activeMemories(state).map((m) => m.id);

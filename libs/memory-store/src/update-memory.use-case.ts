@@ -1,29 +1,23 @@
 // One memory job for one adventure: write the memories due, then the summary, embed what is
-// pending, evict over capacity. Each write is decided against the projection again at append
-// time and carries a deterministic event id, so a job killed and redelivered, or two jobs racing,
+// pending, evict over capacity. What the model wrote is sent as a command (`WriteMemory`,
+// `WriteSummary`, `EvictMemories`: see libs/memory's decider), decided against the head at append
+// time with a deterministic key, so a job killed and redelivered, or two jobs racing,
 // never write the same memory twice. A cursor moves only with a successful write: a failed model
 // call leaves it, and the next run (or BullMQ's retry) does the work again.
 import { randomUUID } from 'node:crypto';
 import {
-  activeMemories,
   memoriesOnPath,
   type AdventureState,
-  type MemoryEvent,
   type ModelCallPurpose,
   type ModelCallUsage,
 } from '@chronicle/adventure';
 import {
   deterministicEventId,
   historyBudgetFloor,
-  type AdventureRepository,
+  type AdventureCommandHandler,
   type CommandMetadata,
 } from '@chronicle/adventure-store';
-import {
-  isModelError,
-  type CompletionResult,
-  type Embedder,
-  type ModelClient,
-} from '@chronicle/llm';
+import { isModelError, type Embedder, type ModelClient } from '@chronicle/llm';
 import {
   BACKGROUND_MAX_TOKENS,
   BACKGROUND_TEMPERATURE,
@@ -32,8 +26,8 @@ import {
   STORY_SEPARATOR,
   SUMMARY_MAX_TOKENS,
   castBrief,
+  chunkByTokens,
   cleanReply,
-  evictionOrder,
   lastTokensOf,
   memoryBlocks,
   memoryExcerpt,
@@ -44,8 +38,8 @@ import {
   type MemoryBlock,
   type SummaryPlan,
 } from '@chronicle/memory';
-import { tokenizer, type TokenEncoding } from '@chronicle/context';
 import { textHash, type EmbeddingRepository } from './embedding.repository';
+import { sumUsage, usageOf } from './model-usage';
 
 const ACTOR = 'worker:memory';
 
@@ -74,27 +68,6 @@ export interface UpdateMemoryOptions {
   countSpend?: (ownerId: string, usage: ModelCallUsage) => Promise<void>;
 }
 
-/** A completion's cost as the log records it. */
-export function usageOf(result: Pick<CompletionResult, 'usage' | 'model'>): ModelCallUsage {
-  return {
-    model: result.model,
-    promptTokens: result.usage.promptTokens,
-    completionTokens: result.usage.completionTokens,
-    cachedTokens: result.usage.cachedTokens,
-  };
-}
-
-/** Several calls' costs as one (a regeneration folds chunk by chunk); null for none. */
-export function sumUsage(usages: readonly ModelCallUsage[]): ModelCallUsage | null {
-  if (usages.length === 0) return null;
-  return usages.reduce((sum, usage) => ({
-    model: usage.model,
-    promptTokens: sum.promptTokens + usage.promptTokens,
-    completionTokens: sum.completionTokens + usage.completionTokens,
-    cachedTokens: (sum.cachedTokens ?? 0) + (usage.cachedTokens ?? 0),
-  }));
-}
-
 /** How many chunks of story (of MEMORY_EXCERPT_TOKENS each) a regeneration reads, newest kept. */
 export const REGENERATE_MAX_CHUNKS = 6;
 
@@ -114,7 +87,7 @@ export interface RegeneratedSummary {
 
 export class UpdateMemoryUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly model: ModelClient,
     private readonly embedder: Embedder,
     private readonly embeddings: EmbeddingRepository,
@@ -172,7 +145,7 @@ export class UpdateMemoryUseCase {
       } catch (error) {
         outcome.errors.push(`embedding: ${(error as Error).message}`);
       }
-      const evicted = await this.evict(input.adventureId, meta);
+      const evicted = await this.evict(input.adventureId, state, meta);
       outcome.forgotten = evicted;
     }
     return outcome;
@@ -224,33 +197,24 @@ export class UpdateMemoryUseCase {
       'memory',
       ...block.entries.map((entry) => `${entry.id}@${entry.textVersion}`),
     );
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const due = memoryBlocks(current)[0];
-      if (
-        !due ||
-        due.anchorActionId !== block.anchorActionId ||
-        due.sourceStart !== block.sourceStart
-      ) {
-        return { events: [] };
-      }
-      const event: MemoryEvent = {
-        type: 'MemoryWritten',
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteMemory',
+        key: memoryId,
         data: {
           memoryId,
           text,
-          sourceStart: block.sourceStart,
-          sourceEnd: block.sourceEnd,
-          anchorActionId: block.anchorActionId,
-          createdBy: 'worker',
+          block: {
+            anchorActionId: block.anchorActionId,
+            sourceStart: block.sourceStart,
+            sourceEnd: block.sourceEnd,
+          },
           usage,
         },
-      };
-      return {
-        events: [event],
-        eventIds: [memoryId],
-        metadata: { model: result.model, usage: result.usage },
-      };
-    });
+      },
+      { ...meta, model: result.model, usage: result.usage },
+    );
     // Nothing appended means another run wrote it first (or the story moved): stop this pass.
     // That run recorded its own call; this one's tokens were spent for nothing, and are recorded.
     if (handled.events.length === 0) {
@@ -295,35 +259,26 @@ export class UpdateMemoryUseCase {
       plan.current?.id ?? '',
       plan.current?.text ?? '',
     );
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const due = summaryPlan(current, { historyBudget: historyBudgetFloor(current) });
-      if (
-        !due ||
-        due.anchorActionId !== plan.anchorActionId ||
-        due.sourceStart !== plan.sourceStart ||
-        due.current?.text !== plan.current?.text
-      ) {
-        return { events: [] };
-      }
-      const event: MemoryEvent = {
-        type: 'SummaryWritten',
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteSummary',
+        key: summaryId,
         data: {
           summaryId,
           text,
-          anchorActionId: plan.anchorActionId,
-          sourceStart: plan.sourceStart,
-          sourceEnd: plan.sourceEnd,
-          handEdited: false,
-          replacesSummaryId: null,
+          plan: {
+            anchorActionId: plan.anchorActionId,
+            sourceStart: plan.sourceStart,
+            sourceEnd: plan.sourceEnd,
+            startsFrom: plan.current?.text ?? null,
+            historyBudget: historyBudgetFloor(state),
+          },
           usage,
         },
-      };
-      return {
-        events: [event],
-        eventIds: [summaryId],
-        metadata: { model: result.model, usage: result.usage },
-      };
-    });
+      },
+      { ...meta, model: result.model, usage: result.usage },
+    );
     if (handled.events.length === 0) {
       await this.recordUsage(adventureId, state, 'summary', usage, meta);
       return null;
@@ -401,24 +356,20 @@ export class UpdateMemoryUseCase {
     }
     const usage = sumUsage(spent);
     const summaryId = randomUUID();
-    const handled = await this.adventures.handleWith(adventureId, { ...metadata, model }, () => ({
-      events: [
-        {
-          type: 'SummaryWritten',
-          data: {
-            summaryId,
-            text: summary,
-            anchorActionId: tip.id,
-            sourceStart: entries[0].depth,
-            sourceEnd: tip.depth,
-            handEdited: false,
-            replacesSummaryId: null,
-            ...(usage && { usage }),
-          },
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteRegeneratedSummary',
+        key: summaryId,
+        data: {
+          summaryId,
+          text: summary,
+          span: { anchorActionId: tip.id, sourceStart: entries[0].depth, sourceEnd: tip.depth },
+          ...(usage && { usage }),
         },
-      ],
-      eventIds: [summaryId],
-    }));
+      },
+      { ...metadata, model },
+    );
     if (usage) await this.countSpend(handled.state, usage);
     return { summaryId, text: summary, version: handled.state.version };
   }
@@ -472,11 +423,10 @@ export class UpdateMemoryUseCase {
     usage: ModelCallUsage,
     meta: Record<string, unknown> & { actor: string },
   ): Promise<void> {
-    if (usage.promptTokens + usage.completionTokens <= 0) return;
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) =>
-      current.id === null
-        ? { events: [] }
-        : { events: [{ type: 'ModelUsageRecorded', data: { purpose, usage } }] },
+    const handled = await this.adventures.handle(
+      adventureId,
+      { type: 'RecordModelUsage', data: { purpose, usage } },
+      meta,
     );
     if (handled.events.length > 0) await this.countSpend(state, usage);
   }
@@ -489,59 +439,20 @@ export class UpdateMemoryUseCase {
 
   private async evict(
     adventureId: string,
+    state: AdventureState,
     meta: Record<string, unknown> & { actor: string },
   ): Promise<number> {
-    const handled = await this.adventures.handleWith(adventureId, meta, (current) => {
-      const ids = evictionOrder(
-        activeMemories(current).map((memory) => ({
-          id: memory.id,
-          pinned: memory.pinned,
-          lastUsedAt: memory.lastUsedVersion,
-          createdAt: memory.createdAtVersion,
-          useCount: memory.useCount,
-        })),
-        current.settings.memoryCapacity,
-      );
-      if (ids.length === 0) return { events: [] };
-      const eventId = deterministicEventId(adventureId, 'forget', String(current.version), ...ids);
-      return {
-        events: [{ type: 'MemoryForgotten', data: { memoryIds: ids, reason: 'capacity' } }],
-        eventIds: [eventId],
-      };
-    });
-    return handled.events.length > 0
-      ? (handled.events[0].data as { memoryIds: string[] }).memoryIds.length
-      : 0;
+    // Keyed by the version the pass reached: a redelivered pass at the same version evicts once.
+    const handled = await this.adventures.handle(
+      adventureId,
+      {
+        type: 'EvictMemories',
+        key: deterministicEventId(adventureId, 'evict', String(state.version)),
+        data: {},
+      },
+      meta,
+    );
+    const forgotten = handled.events[0];
+    return forgotten?.type === 'MemoryForgotten' ? forgotten.data.memoryIds.length : 0;
   }
-}
-
-/** Pieces joined as history joins them, cut into chunks of at most `tokens` tokens each. */
-export function chunkByTokens(
-  pieces: readonly string[],
-  tokens: number,
-  encoding?: TokenEncoding,
-): string[] {
-  const chunks: string[] = [];
-  let current: string[] = [];
-  let size = 0;
-  for (const piece of pieces) {
-    const cost = tokenizer(encoding).count(piece);
-    if (cost > tokens) {
-      // A piece longer than a chunk keeps its end, as the excerpts do.
-      if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
-      chunks.push(lastTokensOf([piece], tokens, encoding));
-      current = [];
-      size = 0;
-      continue;
-    }
-    if (size + cost > tokens && current.length > 0) {
-      chunks.push(current.join(STORY_SEPARATOR));
-      current = [];
-      size = 0;
-    }
-    current.push(piece);
-    size += cost;
-  }
-  if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
-  return chunks;
 }

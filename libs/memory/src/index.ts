@@ -3,3 +3,4 @@ export * from './cast-brief';
 export * from './memory.prompts';
 export * from './memory.plan';
 export * from './memory.ranking';
+export * from './memory-work.decider';

@@ -1,4 +1,5 @@
-// The memory bank's constants (seed-behaviour §15), named once.
+// The memory bank's constants, named once: the predecessor's cadence and sizes, so a story moved
+// here keeps its memory rhythm.
 
 export const MEMORY_INTERVAL = 6;
 export const MEMORY_START = 12;

@@ -193,3 +193,34 @@ export function retrievalQuery(newestTexts: readonly string[], encoding?: TokenE
 export function memoryExcerpt(blockTexts: readonly string[], encoding?: TokenEncoding): string {
   return lastTokensOf(blockTexts, MEMORY_EXCERPT_TOKENS, encoding);
 }
+
+/** Pieces joined as history joins them, cut into chunks of at most `tokens` tokens each. */
+export function chunkByTokens(
+  pieces: readonly string[],
+  tokens: number,
+  encoding?: TokenEncoding,
+): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const piece of pieces) {
+    const cost = tokenizer(encoding).count(piece);
+    if (cost > tokens) {
+      // A piece longer than a chunk keeps its end, as the excerpts do.
+      if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
+      chunks.push(lastTokensOf([piece], tokens, encoding));
+      current = [];
+      size = 0;
+      continue;
+    }
+    if (size + cost > tokens && current.length > 0) {
+      chunks.push(current.join(STORY_SEPARATOR));
+      current = [];
+      size = 0;
+    }
+    current.push(piece);
+    size += cost;
+  }
+  if (current.length > 0) chunks.push(current.join(STORY_SEPARATOR));
+  return chunks;
+}

@@ -1,4 +1,4 @@
-// The two background prompts (seed-behaviour §10). The system prompts are fixed text, so a
+// The two background prompts, the predecessor's, so its memories and summaries read the same. The system prompts are fixed text, so a
 // provider's prefix cache serves them; everything that varies is in the user message.
 
 import { MEMORY_MAX_WORDS, SUMMARY_MAX_WORDS } from './memory.constants';

@@ -1,4 +1,5 @@
-import { AdventureHistory, type MemoryWrittenData } from '@chronicle/adventure';
+import { type MemoryWrittenData } from '@chronicle/adventure';
+import { AdventureHistory } from '@chronicle/adventure/testing';
 import {
   MEMORY_SYSTEM_PROMPT,
   SUMMARY_SYSTEM_PROMPT,

@@ -8,7 +8,8 @@
 export * from './narrative.types';
 export * from './narrative.limits';
 export { EMIT_REMINDER, EMIT_RULE } from './emit-rule.prompt';
-export { parseReply } from './reply.parser';
+export { FENCE_MARK, parseReply } from './reply.parser';
+export { ProseStreamFilter } from './prose-stream.filter';
 export { referee } from './narrative.referee';
 export { evolve, initialNarrativeState } from './narrative.state';
 export { foldNarrative, foldTurn } from './narrative.fold';

@@ -118,6 +118,7 @@ function removeEntity(state: NarrativeState, id: string): NarrativeState {
 }
 
 /** Applies one correction, or throws `InvalidCorrectionError` saying what to fix. Pure. */
+// eslint-disable-next-line max-lines-per-function -- one switch over the correction ops, each a few lines
 export function applyCorrection(state: NarrativeState, correction: Correction): NarrativeState {
   if (typeof correction !== 'object' || correction === null)
     fail('a correction must be an object.');

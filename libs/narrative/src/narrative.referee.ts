@@ -68,6 +68,7 @@ function rawLine(value: unknown): string {
   }
 }
 
+// eslint-disable-next-line max-lines-per-function -- one switch over the state event types, each checked against the same state and canon
 function judge(
   state: NarrativeState,
   canon: Canon | null | undefined,

@@ -9,8 +9,13 @@ import { checkEventShape, clipLine, rejection } from './event-shape.validator';
 import { MAX_BLOCK_BYTES, MAX_EVENTS_PER_BLOCK } from './narrative.limits';
 import type { ParsedReply, Rejection, StateEvent } from './narrative.types';
 
+/**
+ * What every state fence starts with: the one mark the parser reads blocks by and the stream
+ * filter stops the player's view at (see prose-stream.filter.ts), owned here so both agree.
+ */
+export const FENCE_MARK = '```';
 /** A `state` fence: three or more backticks, `state`, and at most one more word ("jsonl"). */
-const FENCE = '`{3,}[ \\t]*state(?:[ \\t]+[\\w-]*)?[ \\t]*';
+const FENCE = `\`{${FENCE_MARK.length},}[ \\t]*state(?:[ \\t]+[\\w-]*)?[ \\t]*`;
 /** A line that opens a `state` block, possibly after narration on the same line. */
 const OPENER = new RegExp(`^(.*?)${FENCE}$`, 'i');
 /** Fence debris at the end of the narration before an opener ("```state ```state"). */

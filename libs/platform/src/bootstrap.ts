@@ -1,5 +1,4 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { createDatabase, migrateToLatest } from '@chronicle/event-store';
 import { ConfigError, loadConfig, type AppConfig } from './config';
 import { JsonLogger } from './logger';
 import { ensureServices, ServiceUnavailableError } from './preflight';
@@ -11,6 +10,11 @@ import { ensureServices, ServiceUnavailableError } from './preflight';
 
 export interface ProcessSpec {
   app: 'api' | 'context-worker' | 'memory-worker';
+  /**
+   * Brings the database's schema up to date (libs/event-store's `migrateDatabase`): the app
+   * hands it in, so this library stays below the adapters it starts.
+   */
+  migrate: (databaseUrl: string) => Promise<void>;
   start: (config: AppConfig, logger: JsonLogger) => Promise<INestApplicationContext>;
 }
 
@@ -34,7 +38,7 @@ export async function runProcess(spec: ProcessSpec): Promise<void> {
     for (const warning of redis.warnings) {
       logger.event('warn', warning, { check: 'redis-settings' });
     }
-    await migrate(config.databaseUrl);
+    await spec.migrate(config.databaseUrl);
   } catch (error) {
     if (error instanceof ServiceUnavailableError) {
       process.stderr.write(`${spec.app}: ${error.message}\n`);
@@ -50,15 +54,6 @@ export async function runProcess(spec: ProcessSpec): Promise<void> {
     narrator: config.modelApiKey ? 'remote' : 'offline',
     pid: process.pid,
   });
-}
-
-async function migrate(databaseUrl: string): Promise<void> {
-  const db = createDatabase(databaseUrl, 1);
-  try {
-    await migrateToLatest(db);
-  } finally {
-    await db.destroy();
-  }
 }
 
 /**

@@ -16,7 +16,7 @@ import {
   Transport,
   type MicroserviceOptions,
 } from '@nestjs/microservices';
-import { closeRedis } from '@chronicle/queue';
+import { closeRedis } from './redis-connection.factory';
 import { firstValueFrom } from 'rxjs';
 
 // The control plane: signals that fan out to every process and need no queue

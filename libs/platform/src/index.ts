@@ -6,4 +6,6 @@ export * from './bootstrap';
 export * from './control-plane';
 export * from './runtime';
 export * from './lru.cache';
+export * from './redis-connection.factory';
 export * from './dependency.errors';
+export * from './redis-settings';

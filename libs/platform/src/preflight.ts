@@ -1,6 +1,6 @@
 import { Client } from 'pg';
-import { closeRedis, judgeRedisSettings, readRedisSettings } from '@chronicle/queue';
-import Redis from 'ioredis';
+import { closeRedis, createProbeConnection } from './redis-connection.factory';
+import { judgeRedisSettings, readRedisSettings } from './redis-settings';
 import type { AppConfig } from './config';
 
 // Checked before Nest boots: a missing service is the most common first-run
@@ -72,14 +72,7 @@ export interface RedisSettingsReport {
 }
 
 export async function ensureRedis(redisUrl: string): Promise<RedisSettingsReport> {
-  const redis = new Redis(redisUrl, {
-    lazyConnect: true,
-    connectTimeout: PREFLIGHT_TIMEOUT_MS,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
+  const redis = createProbeConnection(redisUrl, PREFLIGHT_TIMEOUT_MS);
   try {
     await redis.connect();
     await redis.ping();

@@ -3,8 +3,17 @@
 import type { DynamicModule } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
 import type { ConnectionOptions } from 'bullmq';
+import { workerConnectionOptions } from '@chronicle/platform';
 import type { QueueName } from './queue.registry';
-import { workerConnectionOptions } from './redis-connection.factory';
+
+/**
+ * Connection options for a bullmq `Worker` (or QueueEvents): BullMQ opens its own connections
+ * from these, including the blocking one. BullMQ's RedisOptions type is looser than ioredis';
+ * the values are ioredis options.
+ */
+export function workerConnection(redisUrl: string): ConnectionOptions {
+  return { ...workerConnectionOptions(), url: redisUrl } as ConnectionOptions;
+}
 
 export function queueWorkerModules(
   config: { redisUrl: string; prefix: string },
@@ -12,8 +21,7 @@ export function queueWorkerModules(
 ): DynamicModule[] {
   return [
     BullModule.forRoot({
-      // BullMQ's own RedisOptions type is looser than ioredis'; the values are ioredis options.
-      connection: { ...workerConnectionOptions(), url: config.redisUrl } as ConnectionOptions,
+      connection: workerConnection(config.redisUrl),
       prefix: config.prefix,
     }),
     // Registering the queue brings in @nestjs/bullmq's explorer, which builds the worker.

@@ -3,14 +3,19 @@
 // a random id or unbounded retention.
 import { Queue } from 'bullmq';
 import type Redis from 'ioredis';
-import { createProducerConnection, waitForRedis } from './redis-connection.factory';
-import { readRedisSettings, type RedisSettings } from './redis-settings';
+import {
+  createProducerConnection,
+  readRedisSettings,
+  waitForRedis,
+  type RedisSettings,
+} from '@chronicle/platform';
 import {
   ALL_QUEUES,
   type JobName,
   type JobPayloads,
   type JobRequest,
   type QueueName,
+  isJobName,
   jobOptions,
   queueOf,
   safeJobId,
@@ -75,7 +80,15 @@ export class QueueProducer {
     return { jobId: job.id };
   }
 
-  /** Enqueues a request built elsewhere (the outbox relay). */
+  /** Enqueues a committed outbox row (what the event store's relay is given to call). */
+  enqueueOutbox(message: { jobName: string; payload: unknown; jobId: string }): Promise<unknown> {
+    if (!isJobName(message.jobName)) {
+      throw new Error(`outbox row names unknown job "${message.jobName}"`);
+    }
+    return this.enqueue(message.jobName, message.payload as never, { jobId: message.jobId });
+  }
+
+  /** Enqueues a request built elsewhere. */
   enqueueRequest(
     request: JobRequest,
     options: EnqueueOptions = {},

@@ -46,6 +46,29 @@ export type JobRequest = {
   [J in JobName]: { jobName: J; payload: JobPayloads[J] };
 }[JobName];
 
+/**
+ * A job as an outbox row: the queue it goes on and the id a direct `enqueue` would give it, so
+ * the row enqueues exactly that job. A job without a natural id (the deduplicated memory job)
+ * leaves the id to the store, which derives one from the row. The event store takes these as
+ * data; it knows nothing of the registry.
+ */
+export function outboxRow(request: JobRequest & { jobId?: string }): {
+  queue: QueueName;
+  jobName: JobName;
+  jobId?: string;
+  payload: unknown;
+} {
+  const jobId =
+    request.jobId ??
+    (jobOptions(request.jobName, request.payload as never).jobId as string | undefined);
+  return {
+    queue: queueOf(request.jobName),
+    jobName: request.jobName,
+    ...(jobId !== undefined && { jobId: safeJobId(jobId) }),
+    payload: request.payload,
+  };
+}
+
 export function queueOf(jobName: JobName): QueueName {
   const queue = JOB_QUEUE[jobName];
   if (!queue) throw new Error(`unknown job name "${jobName}": add it to JOB_QUEUE in libs/queue`);

@@ -6,7 +6,7 @@ import {
   Module,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { closeRedis, createCommandConnection } from '@chronicle/queue';
+import { closeRedis, createCommandConnection } from '@chronicle/platform';
 import type Redis from 'ioredis';
 import { TurnStreamPublisher } from './turn-stream';
 import { TurnStreamHub } from './turn-stream.hub';

@@ -1,5 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- the tests assert on response bodies; typing them would restate the contract the tests check */
-// A thin HTTP client for the contract in spec/events.md, as a player's app
+// A thin HTTP client for the contract in docs/events.md, as a player's app
 // would use it. It asserts nothing: the tests do, on what it returns.
 import { randomUUID } from 'node:crypto';
 import {

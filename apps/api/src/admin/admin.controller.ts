@@ -5,7 +5,7 @@ import { ControlPlane, type WorkerPresence } from '@chronicle/platform';
 /** How long a roll call waits for workers to answer over the control plane. */
 const ROLL_CALL_WAIT_MS = 500;
 
-// Admin authentication arrives with accounts (issue 8).
+// Closed to every key but ADMIN_API_KEY (the access guard checks every /v1/admin route).
 @ApiTags('admin')
 @Controller('v1/admin')
 export class AdminController {

@@ -1,14 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
-  decide,
-  projectFrom,
   type AdventureCommand,
-  type AdventureEvent,
   type AdventureState,
   type NarrativeCorrection,
-  type RecordedAdventureEvent,
 } from '@chronicle/adventure';
-import { AdventureRepository, countTokens } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
 import { requestMetadata } from '../http/request-actor';
@@ -29,7 +25,7 @@ import { definedOnly, storyCardInput } from './create-adventure.use-case';
 @Injectable()
 export class AdventureCommandsUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -110,22 +106,9 @@ export class AdventureCommandsUseCase {
     const corrections = body.corrections.map(
       (correction) => definedOnly(correction) as unknown as NarrativeCorrection,
     );
-    const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (start) => {
-      let state = start;
-      const events: AdventureEvent[] = [];
-      for (const correction of corrections) {
-        const decided = decide(
-          {
-            type: 'CorrectNarrativeState',
-            data: { correction, anchorActionId: body.anchorActionId },
-          },
-          state,
-          { countTokens },
-        );
-        state = projectFrom(state, recorded(decided, state.version));
-        events.push(...decided);
-      }
-      return { events };
+    const handled = await this.run(adventureId, {
+      type: 'ApplyCorrections',
+      data: { corrections, anchorActionId: body.anchorActionId },
     });
     return narrativeView(handled.state);
   }
@@ -141,10 +124,6 @@ export class AdventureCommandsUseCase {
   private run(adventureId: string, command: AdventureCommand) {
     return this.adventures.handle(adventureId, command, requestMetadata());
   }
-}
-
-function recorded(events: AdventureEvent[], after: number): RecordedAdventureEvent[] {
-  return events.map((event, i) => ({ ...event, version: after + i + 1 }) as RecordedAdventureEvent);
 }
 
 function headView({ state }: { state: AdventureState }) {

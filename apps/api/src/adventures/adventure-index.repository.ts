@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 
 // The two lookups the API needs that the event store does not offer: where one event sits in
 // its stream (to answer a resent action with the original turn's version), and which
-// adventures exist (the list, until issue 8 brings an owner-indexed read model).
+// adventures exist (the list; which of them a user owns is libs/accounts' to say).
 
 @Injectable()
 export class AdventureIndexRepository {

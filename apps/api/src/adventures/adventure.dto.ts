@@ -30,21 +30,25 @@ const tooLong = (max: number) => ({
 
 export const INPUT_TYPES = ['do', 'say', 'story', 'continue'] as const;
 
+/** Each field is optional (the seed's personas often have a name alone); a missing one is empty. */
 export class PersonaDto {
-  @ApiProperty({ maxLength: LIMITS.personaNameChars, example: 'Mira' })
+  @ApiPropertyOptional({ maxLength: LIMITS.personaNameChars, example: 'Mira' })
+  @IsOptional()
   @IsString()
   @MaxLength(LIMITS.personaNameChars, tooLong(LIMITS.personaNameChars))
-  name!: string;
+  name?: string;
 
-  @ApiProperty({ maxLength: LIMITS.personaPronounsChars, example: 'she/her' })
+  @ApiPropertyOptional({ maxLength: LIMITS.personaPronounsChars, example: 'she/her' })
+  @IsOptional()
   @IsString()
   @MaxLength(LIMITS.personaPronounsChars, tooLong(LIMITS.personaPronounsChars))
-  pronouns!: string;
+  pronouns?: string;
 
-  @ApiProperty({ maxLength: LIMITS.textChars })
+  @ApiPropertyOptional({ maxLength: LIMITS.textChars })
+  @IsOptional()
   @IsString()
   @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
-  description!: string;
+  description?: string;
 }
 
 export class StatusChangeDto {

@@ -11,7 +11,7 @@ import {
   type AdventureState,
 } from '@chronicle/adventure';
 import { AdventureOwners } from '@chronicle/accounts';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { currentOwnerId } from '../http/request-actor';
 import {
@@ -42,7 +42,7 @@ export function turnStreamPath(adventureId: string, turnId: string): string {
 @Injectable()
 export class AdventureReader {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly events: EventStoreRepository,
     private readonly owners: AdventureOwners,
   ) {}

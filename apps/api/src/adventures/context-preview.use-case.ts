@@ -8,7 +8,7 @@ import {
   type ModelCallUsage,
 } from '@chronicle/adventure';
 import {
-  AdventureRepository,
+  AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
   type ContextManifest,
@@ -29,7 +29,7 @@ import { requestMetadata } from '../http/request-actor';
 @Injectable()
 export class ContextPreviewUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly memories: MemoryRetrievalService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly budget: DailyTokenBudget,
@@ -99,11 +99,13 @@ export class ContextPreviewUseCase {
   }
 
   private async recordUsage(state: AdventureState, usage: ModelCallUsage): Promise<void> {
-    if (state.id === null || usage.promptTokens + usage.completionTokens <= 0) return;
-    await this.adventures.handleWith(state.id, requestMetadata(), () => ({
-      events: [{ type: 'ModelUsageRecorded', data: { purpose: 'retrieval', usage } }],
-    }));
-    if (state.ownerId) {
+    if (state.id === null) return;
+    const handled = await this.adventures.handle(
+      state.id,
+      { type: 'RecordModelUsage', data: { purpose: 'retrieval', usage } },
+      requestMetadata(),
+    );
+    if (handled.events.length > 0 && state.ownerId) {
       await this.budget.recordSpend(state.ownerId, usage, new Date()).catch(() => undefined);
     }
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidCommandError, type StoryCardInput } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { ScriptSandboxPool } from '@chronicle/script-sandbox';
 import { checkScriptSyntax } from '../scripts/scripts.use-case';
 import type { AppConfig } from '@chronicle/platform';
@@ -14,7 +14,7 @@ import type { CreateAdventureDto, StoryCardDto } from './adventure.dto';
 @Injectable()
 export class CreateAdventureUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly sandbox: ScriptSandboxPool,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}

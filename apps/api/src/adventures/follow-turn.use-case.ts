@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import {
   TurnStreamHub,
   TurnStreamPublisher,
@@ -33,7 +33,7 @@ export class FollowTurnUseCase {
   private readonly asking = new Map<string, Promise<FinishedTurn | null>>();
 
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly turns: TurnsUseCase,
     private readonly publisher: TurnStreamPublisher,
     private readonly hub: TurnStreamHub,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InvalidCommandError } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { LoreFileError, exportLore, readLoreFile, type ParsedBook } from '@chronicle/lore';
 import { requestMetadata } from '../http/request-actor';
 import type { LoreExportQuery, LoreImportQuery } from './lore.dto';
@@ -9,7 +9,7 @@ import type { LoreExportQuery, LoreImportQuery } from './lore.dto';
 /** Lore files in and out of an adventure's story cards (libs/lore reads and writes them). */
 @Injectable()
 export class StoryCardLoreUseCase {
-  constructor(private readonly adventures: AdventureRepository) {}
+  constructor(private readonly adventures: AdventureCommandHandler) {}
 
   /** One file, one StoryCardsImported event, or a 4xx naming the problem and nothing written. */
   async import(adventureId: string, body: unknown, query: LoreImportQuery) {

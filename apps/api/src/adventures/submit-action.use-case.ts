@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
-  decide,
   formatPlayerInput,
   type ScriptedInput,
   type PlayerActionType,
   isDomainError,
   nodeOf,
-  NotFoundError,
   turnStatus,
   UnprocessableError,
   type AdventureCommand,
@@ -16,7 +14,7 @@ import {
   type PlayerActed,
   type PlayerActedData,
 } from '@chronicle/adventure';
-import { AdventureRepository, countTokens, scriptHookBase } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, scriptHookBase } from '@chronicle/adventure-store';
 import {
   SCRIPT_RUN_LIMITS,
   SandboxUnavailableError,
@@ -30,8 +28,6 @@ import {
   type HookChainResult,
 } from '@chronicle/scripting';
 import { ScriptsUnavailableError } from '../scripts/scripts.use-case';
-import type { OutboxJob } from '@chronicle/event-store';
-import { JobName } from '@chronicle/queue';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { requestMetadata } from '../http/request-actor';
 import { AdventureIndexRepository } from './adventure-index.repository';
@@ -49,10 +45,6 @@ export interface TurnAccepted {
 }
 
 const PLAYER_ACTIONS: ReadonlySet<string> = new Set(['do', 'say', 'story']);
-
-function narrateJob(adventureId: string, turnId: string): OutboxJob {
-  return { jobName: JobName.NarrateTurn, payload: { adventureId, turnId } };
-}
 
 /** The request an idempotency key stands for, as its fingerprint covers it. */
 type TurnRequest = { kind: 'act'; type: InputType; text: string } | { kind: 'retry' };
@@ -84,7 +76,7 @@ export class SubmitActionUseCase {
   private readonly logger = new Logger('turns');
 
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly index: AdventureIndexRepository,
     private readonly stream: TurnStreamPublisher,
     private readonly sandbox: ScriptSandboxPool,
@@ -219,23 +211,21 @@ export class SubmitActionUseCase {
   ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
     const fingerprint = requestFingerprint(request);
-    let resent = false;
     try {
-      const handled = await this.adventures.handleWith(
+      const state = await this.adventures.get(adventureId);
+      if (clientId !== undefined && isResend(state, clientId, turnId)) {
+        const original = await this.originalTurn(adventureId, clientId, fingerprint);
+        if (original) return original;
+      }
+      // Decided on the state just read: the append at its version proves it current. The
+      // narrate job follows from the event (see `jobsAfter`).
+      const handled = await this.adventures.handle(
         adventureId,
+        { ...command, key: eventId },
         { ...requestMetadata(), requestFingerprint: fingerprint },
-        (state) => {
-          if (state.id === null) throw new NotFoundError(`adventure ${adventureId} not found`);
-          resent = clientId !== undefined && isResend(state, clientId, turnId);
-          if (resent) return { events: [] };
-          return {
-            events: decide(command, state, { countTokens }),
-            eventIds: [eventId],
-            outbox: [narrateJob(adventureId, turnId)],
-          };
-        },
+        { state },
       );
-      if ((resent || handled.duplicate) && clientId !== undefined) {
+      if (handled.duplicate && clientId !== undefined) {
         const original = await this.originalTurn(adventureId, clientId, fingerprint);
         if (original) return original;
       }

@@ -7,7 +7,7 @@ import {
   type NarrationFailureCode,
   type TurnOutcomeStatus,
 } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { ControlPlane } from '@chronicle/platform';
 import { QueueName } from '@chronicle/queue';
 import { QueueProducer } from '@chronicle/queue';
@@ -35,7 +35,7 @@ export class TurnsUseCase {
   private readonly logger = new Logger('turns');
 
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly queue: QueueProducer,
     private readonly stream: TurnStreamPublisher,
     private readonly controlPlane: ControlPlane,

@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- response bodies are asserted on, not typed */
 import { randomUUID } from 'node:crypto';
-import { adventureStreamId, LIMITS, narrationCommand, type Usage } from '@chronicle/adventure';
+import { adventureStreamId, LIMITS, type Usage } from '@chronicle/adventure';
+import { narrationCommand } from '@chronicle/adventure/testing';
 import { AccountsRepository, DailyTokenBudget } from '@chronicle/accounts';
 import { startApiHarness, aScenario, type ApiHarness } from '../../test/api.harness';
 

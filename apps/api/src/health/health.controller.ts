@@ -1,7 +1,8 @@
 import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
-import { judgeRedisSettings, QueueProducer } from '@chronicle/queue';
+import { judgeRedisSettings } from '@chronicle/platform';
+import { QueueProducer } from '@chronicle/queue';
 import type { Response } from 'express';
 import { type Kysely, sql } from 'kysely';
 

@@ -2,7 +2,6 @@ import { BadGatewayException, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
   currentSummary,
-  decideMemory,
   findMemory,
   isMemoryOnPath,
   memoriesOnPath,
@@ -11,9 +10,8 @@ import {
   type MemoryCommand,
   type MemoryRecord,
 } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { SummarizerError, UpdateMemoryUseCase } from '@chronicle/memory-store';
-import { JobName } from '@chronicle/queue';
 import { requestMetadata } from '../http/request-actor';
 
 export interface MemoryView {
@@ -67,7 +65,7 @@ function summaryView(state: AdventureState) {
 @Injectable()
 export class MemoriesUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly updateMemory: UpdateMemoryUseCase,
   ) {}
 
@@ -142,16 +140,8 @@ export class MemoriesUseCase {
   }
 
   private async run(adventureId: string, command: MemoryCommand): Promise<AdventureState> {
-    // A new or changed text needs a vector before retrieval can rank it: the memory job embeds it
-    // (coalesced with any other pass of this adventure).
-    const embeds = command.type === 'AddMemory' || command.type === 'EditMemory';
-    const handled = await this.adventures.handleWith(adventureId, requestMetadata(), (state) => ({
-      events: decideMemory(command, state),
-      ...(embeds &&
-        state.settings.memoryBankEnabled && {
-          outbox: [{ jobName: JobName.UpdateMemory, payload: { adventureId } }],
-        }),
-    }));
-    return handled.state;
+    // A new or changed text needs a vector before retrieval can rank it: `jobsAfter` follows
+    // it with a memory pass (coalesced with any other pass of this adventure).
+    return (await this.adventures.handle(adventureId, command, requestMetadata())).state;
   }
 }

@@ -27,7 +27,8 @@ export class ReplayRequestDto {
 
 const versionPipe = new StreamVersionPipe();
 
-// Admin authentication arrives with accounts (issue 8): guard this controller as a whole.
+// Closed to every key but ADMIN_API_KEY (the access guard checks every /v1/admin route):
+// replaying any adventure reads every player's story.
 @ApiTags('admin')
 @Controller('v1/admin')
 export class ReplayAdminController {

@@ -2,14 +2,9 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { randomUUID } from 'node:crypto';
 import { AccountsRepository } from '@chronicle/accounts';
-import {
-  canonicalJson,
-  createAdventureCommand,
-  narrationCommand,
-  projectionView,
-  type ProjectionView,
-} from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { canonicalJson, projectionView, type ProjectionView } from '@chronicle/adventure';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import {
   createTestDatabase,
@@ -69,9 +64,9 @@ describe('replay routes (HTTP, Postgres)', () => {
     const accounts = app.get(AccountsRepository);
     const user = await accounts.createUser({ name: 'replayer' });
     userKey = (await accounts.createKey(user.id))!.key;
-    const repo = app.get(AdventureRepository);
+    const repo = app.get(AdventureCommandHandler);
     adventureId = randomUUID();
-    const run = async (command: Parameters<AdventureRepository['handle']>[1]) => {
+    const run = async (command: Parameters<AdventureCommandHandler['handle']>[1]) => {
       const { state } = await repo.handle(adventureId, command, { actor: 'test' });
       recorded.set(state.version, canonicalJson(projectionView(state)));
     };

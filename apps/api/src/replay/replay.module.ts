@@ -4,8 +4,8 @@ import { APP_CONFIG } from '../app-config.token';
 import { AdventureHistoryController, ReplayAdminController } from './replay.controller';
 import { ReplayUseCase } from './replay.use-case';
 
-// Replay, time travel, export and import (issue 7). Imported by ApiModule; the event store and
-// the adventure repository come from its global modules, the configuration (the models an
+// Replay, time travel, export and import. Imported by ApiModule; the event store and the
+// adventure command handler come from its global modules, the configuration (the models an
 // import may name) from forRoot.
 @Module({})
 export class ReplayModule {

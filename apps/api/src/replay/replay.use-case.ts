@@ -5,7 +5,7 @@ import { APP_CONFIG } from '../app-config.token';
 import { projectionView, storyPath } from '@chronicle/adventure';
 import {
   AdventureReplayer,
-  AdventureRepository,
+  AdventureCommandHandler,
   importAdventure,
   openAdventureExport,
   type ImportedAdventure,
@@ -27,7 +27,7 @@ export class ReplayUseCase {
 
   constructor(
     private readonly eventStore: EventStoreRepository,
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     snapshots: SnapshotRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {

@@ -8,7 +8,11 @@ import {
   type ScriptCommand,
   type ScriptInput,
 } from '@chronicle/adventure';
-import { AdventureRepository, scriptDefinitions, scriptHookBase } from '@chronicle/adventure-store';
+import {
+  AdventureCommandHandler,
+  scriptDefinitions,
+  scriptHookBase,
+} from '@chronicle/adventure-store';
 import {
   SCRIPT_RUN_LIMITS,
   ScriptSandboxPool,
@@ -88,7 +92,7 @@ export async function checkScriptSyntax(
 @Injectable()
 export class ScriptsUseCase {
   constructor(
-    private readonly adventures: AdventureRepository,
+    private readonly adventures: AdventureCommandHandler,
     private readonly sandbox: ScriptSandboxPool,
     @Inject(SCRIPT_RUN_LIMITS) private readonly limits: ScriptRunLimits,
   ) {}

@@ -1,11 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import {
-  usageReport,
-  type AccountsDatabase,
-  type UsageQuery,
-  type UsageReport,
-} from '@chronicle/accounts';
-import { EVENT_STORE_DB } from '@chronicle/event-store';
+import { usageReport, type UsageQuery, type UsageReport } from '@chronicle/accounts';
+import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { modelPriceTable, type AppConfig, type ModelPriceTable } from '@chronicle/platform';
 import type { Kysely } from 'kysely';
 import { APP_CONFIG } from '../app-config.token';
@@ -16,13 +11,13 @@ export class UsageLedger {
   private readonly prices: ModelPriceTable;
 
   constructor(
-    @Inject(EVENT_STORE_DB) private readonly db: Kysely<unknown>,
+    @Inject(EVENT_STORE_DB) private readonly db: Kysely<Database>,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.prices = modelPriceTable(config);
   }
 
   report(query: UsageQuery): Promise<UsageReport> {
-    return usageReport(this.db as unknown as Kysely<AccountsDatabase>, query, this.prices);
+    return usageReport(this.db, query, this.prices);
   }
 }

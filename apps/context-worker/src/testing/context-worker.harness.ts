@@ -5,14 +5,15 @@ import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
 import {
   adventureStreamId,
+  EVENT_SCHEMA_VERSIONS,
   type AdventureState,
   type CreateAdventure,
   type InputType,
 } from '@chronicle/adventure';
-import { AdventureRepository } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, decideCommand, eventIdsFor } from '@chronicle/adventure-store';
 import { EventStoreRepository, type StoredEvent } from '@chronicle/event-store';
 import { ControlPlane, JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
-import { JobName, QueueProducer } from '@chronicle/queue';
+import { QueueProducer } from '@chronicle/queue';
 import { TurnStreamPublisher, type TurnStreamEntry } from '@chronicle/turn-stream';
 import {
   createTestDatabase,
@@ -26,7 +27,7 @@ import { startContextWorker } from '../context-worker.bootstrap';
 export interface WorkerHarness {
   app: INestMicroservice;
   config: AppConfig;
-  adventures: AdventureRepository;
+  adventures: AdventureCommandHandler;
   events: EventStoreRepository;
   stream: TurnStreamPublisher;
   producer: QueueProducer;
@@ -63,7 +64,7 @@ export async function startWorkerHarness(
   return {
     app,
     config,
-    adventures: app.get(AdventureRepository),
+    adventures: app.get(AdventureCommandHandler),
     events: app.get(EventStoreRepository),
     stream: app.get(TurnStreamPublisher),
     producer: app.get(QueueProducer),
@@ -120,12 +121,8 @@ export async function act(
   const actionId = randomUUID();
   const handled = await harness.adventures.handle(
     adventureId,
-    { type: 'SubmitAction', data: { turnId, inputType, text, actionId } },
+    { type: 'SubmitAction', key: actionId, data: { turnId, inputType, text, actionId } },
     { actor: 'test' },
-    {
-      eventIds: [actionId],
-      outbox: [{ jobName: JobName.NarrateTurn, payload: { adventureId, turnId } }],
-    },
   );
   await harness.stream.publish(turnId, 'player', { action: { id: actionId, text } });
   return { turnId, actionId, version: handled.state.version };
@@ -139,11 +136,22 @@ export async function actWithoutJob(
 ): Promise<{ turnId: string; actionId: string }> {
   const turnId = randomUUID();
   const actionId = randomUUID();
-  await harness.adventures.handle(
-    adventureId,
+  // Decided as the handler would, but appended past it: the handler always writes the job.
+  const state = await harness.adventures.get(adventureId);
+  const events = decideCommand(
     { type: 'SubmitAction', data: { turnId, inputType: 'do', text, actionId } },
-    { actor: 'test' },
-    { eventIds: [actionId] },
+    state,
+  );
+  await harness.events.appendToStream(
+    adventureStreamId(adventureId),
+    events.map((event, i) => ({
+      id: eventIdsFor(actionId, events.length)[i],
+      type: event.type,
+      schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
+      data: event.data,
+      metadata: { actor: 'test' },
+    })),
+    { expectedVersion: state.version },
   );
   return { turnId, actionId };
 }

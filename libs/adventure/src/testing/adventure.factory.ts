@@ -55,6 +55,7 @@ export interface NarrationOptions {
   accepted?: StateEvent[];
   rejected?: Rejection[];
   manifest?: Record<string, unknown>;
+  memoriesUsed?: string[];
 }
 
 export class AdventureHistory {
@@ -212,6 +213,7 @@ export function narrationCommand(
       finishReason: 'stop',
       contextManifest: options.manifest ?? { turnId, sections: ['history', 'reminder'] },
       latencyMs: 42,
+      ...(options.memoriesUsed && { memoriesUsed: options.memoriesUsed }),
     },
   };
 }

@@ -1,8 +1,7 @@
-// Two kinds of Redis connection, because producers and workers want opposite
-// things when Redis goes away: a worker should wait it out (BullMQ's blocking
-// commands require `maxRetriesPerRequest: null`), while a producer sits behind
-// an HTTP request and must fail fast so the caller gets an answer.
-import type { RedisOptions as BullRedisOptions } from 'bullmq';
+// Every Redis connection a process opens is made here, one kind per need, because the needs
+// are opposite when Redis goes away: a worker should wait it out (BullMQ's blocking commands
+// require `maxRetriesPerRequest: null`), a producer sits behind an HTTP request and must fail
+// fast so the caller gets an answer, and a start-up probe must not retry at all.
 import Redis, { type RedisOptions } from 'ioredis';
 
 const CONNECT_TIMEOUT_MS = 2_000;
@@ -41,19 +40,6 @@ export function workerConnectionOptions(): RedisOptions {
   };
 }
 
-/**
- * Connection options for a bullmq `Worker` (or QueueEvents): BullMQ opens its
- * own connections from these, including the blocking one.
- */
-export function workerConnection(redisUrl: string): BullRedisOptions {
-  const { retryStrategy, ...options } = workerConnectionOptions();
-  return {
-    url: redisUrl,
-    ...options,
-    retryStrategy: (times: number) => retryStrategy?.(times) ?? null,
-  };
-}
-
 export function createProducerConnection(
   redisUrl: string,
   connectionName = 'chronicle-producer',
@@ -66,6 +52,33 @@ export function createWorkerConnection(
   connectionName = 'chronicle-worker',
 ): Redis {
   return new Redis(redisUrl, { ...workerConnectionOptions(), connectionName });
+}
+
+/**
+ * A producer-like connection (fails fast) that still queues the commands sent while it is
+ * first opening: for a job that starts before the connection is up (the memory worker's lock).
+ */
+export function createLockConnection(redisUrl: string, connectionName: string): Redis {
+  const redis = new Redis(redisUrl, {
+    ...producerConnectionOptions(),
+    enableOfflineQueue: true,
+    connectionName,
+  });
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/** A start-up probe: connects once when asked, never retries, never queues a command. */
+export function createProbeConnection(redisUrl: string, connectTimeoutMs: number): Redis {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: connectTimeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  return redis;
 }
 
 /** Resolves once `client` is ready, or rejects after `timeoutMs` naming the URL. */

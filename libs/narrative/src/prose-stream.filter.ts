@@ -3,7 +3,7 @@
 // carries the exact narration that was stored. Everything in the reply after a fence leaves the
 // narration anyway (see `parseReply`), so nothing the player should read is held back.
 
-const FENCE = '```';
+import { FENCE_MARK as FENCE } from './reply.parser';
 
 export class ProseStreamFilter {
   private text = '';

@@ -3,7 +3,6 @@ import {
   actionTextFromEvent,
   actionTextOfEvent,
   adventureStreamId,
-  decide,
   EVENT_SCHEMA_VERSIONS,
   evolveInPlace,
   NotFoundError,
@@ -11,32 +10,31 @@ import {
   projectorVersion,
   initialState,
   upcast,
-  type AdventureCommand,
   type AdventureEvent,
   type AdventureState,
-  type DecideContext,
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
-import { tokenizer } from '@chronicle/context';
 import {
   EventStoreRepository,
   SnapshotRepository,
   StreamVersionConflictError,
   type NewEvent,
-  type OutboxJob,
   type StoredEvent,
 } from '@chronicle/event-store';
 import { LruCache } from '@chronicle/platform';
 import { ActionTextCache } from './action-text.cache';
+import { outboxRow } from '@chronicle/queue';
+import { decideCommand, type Command } from './adventure.decide';
+import { jobsAfter } from './adventure.jobs';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 
 // The adventure as the apps see it: load the projection (snapshot + newer
 // events), decide a command against it, append the result at the expected
-// version. Every process is stateless — any worker may take any adventure —
+// version with the jobs it calls for. Every process is stateless — any worker may take any adventure —
 // so the in-memory cache below is only a shortcut past re-parsing a snapshot:
 // a cached state is always brought up to date from the log before use.
 
-export interface AdventureRepositoryOptions {
+export interface AdventureCommandHandlerOptions {
   /** Save a snapshot when an append crosses a multiple of this many events. */
   snapshotEvery: number;
   /** How many adventures' latest projections each process keeps in memory. */
@@ -48,23 +46,16 @@ export interface CommandMetadata {
   actor: string;
   correlationId?: string;
   causationId?: string;
+  /** Anything else the log should keep with the events (model, usage, latency, job, attempt). */
   [key: string]: unknown;
-}
-
-export interface Decision {
-  events: AdventureEvent[];
-  /** Event ids in the order of `events`; random when not given. Fixed ids make a retried append harmless. */
-  eventIds?: string[];
-  outbox?: OutboxJob[];
-  /** Extra metadata per event (usage, model, latency), merged over the command's. */
-  metadata?: Record<string, unknown>;
 }
 
 export interface HandleOptions {
   /**
-   * The projection the caller loaded a moment ago (the context worker, at the start of its job):
-   * the first decision is made on it without loading again. The append at its version proves
-   * it current; a conflict, or a refusal (it may be stale), decides again on a fresh load.
+   * The projection the caller loaded a moment ago (the context worker, at the start of its job;
+   * the API, to answer a resend without deciding): the first decision is made on it without
+   * loading again. The append at its version proves it current; a conflict, or a refusal (it
+   * may be stale), decides again on a fresh load.
    */
   state?: AdventureState;
 }
@@ -80,11 +71,7 @@ export interface Handled {
 
 const CONFLICT_RETRIES = 5;
 
-export const countTokens: DecideContext['countTokens'] = (text, encoding) =>
-  tokenizer(encoding).count(text);
-const DECIDE_CONTEXT: DecideContext = { countTokens };
-
-/** A uuid derived from a name, for events whose id must be the same on every attempt. */
+/** A uuid derived from a name, for keys and ids that must be the same on every attempt. */
 export function deterministicEventId(...parts: string[]): string {
   const hash = createHash('sha1').update(parts.join('\u0000')).digest();
   hash[6] = (hash[6] & 0x0f) | 0x50; // version 5
@@ -102,12 +89,23 @@ export function toRecorded(event: StoredEvent): RecordedAdventureEvent {
 }
 
 /** Folds stored events onto a state nobody else holds, in place; returns it. */
+/**
+ * The ids of the events one command appends: the first is the command's key itself (so the key
+ * of a player's action is the id of the event that records it, and a resend is found by it), the
+ * rest derive from it.
+ */
+export function eventIdsFor(key: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    i === 0 ? key : deterministicEventId(key, String(i)),
+  );
+}
+
 function foldOnto(state: AdventureState, events: readonly StoredEvent[]): AdventureState {
   for (const event of events) evolveInPlace(state, toRecorded(event));
   return state;
 }
 
-export class AdventureRepository {
+export class AdventureCommandHandler {
   private readonly cache: LruCache<string, AdventureState>;
   private readonly snapshotting = new Set<Promise<void>>();
   private readonly texts = new ActionTextCache({
@@ -117,7 +115,7 @@ export class AdventureRepository {
   constructor(
     private readonly eventStore: EventStoreRepository,
     private readonly snapshots: SnapshotRepository,
-    private readonly options: AdventureRepositoryOptions,
+    private readonly options: AdventureCommandHandlerOptions,
   ) {
     this.cache = new LruCache({ capacity: options.cacheSize ?? 256 });
   }
@@ -189,68 +187,59 @@ export class AdventureRepository {
     return state;
   }
 
-  /** Decides `command` against the head and appends the events (see `handleWith`). */
-  handle(
-    adventureId: string,
-    command: AdventureCommand,
-    metadata: CommandMetadata,
-    extra: Omit<Decision, 'events'> = {},
-  ): Promise<Handled> {
-    return this.handleWith(adventureId, metadata, (state) => ({
-      ...extra,
-      events: decide(command, state, DECIDE_CONTEXT),
-    }));
-  }
-
   /**
-   * Loads, decides and appends at the expected version. A version conflict
-   * means someone else appended in between (another turn, the memory worker,
-   * an edit): reload and decide again, so the second decision sees the first
-   * (a second action then gets TurnInFlightError, not a bare conflict).
+   * The one write path: decides `command` against the head (see `decideCommand`), appends the
+   * events at the expected version with the jobs they call for (`jobsAfter`) in the outbox of
+   * the same statement, and answers with the projection after them. The events' ids derive from
+   * the command's key, so a command sent twice appends once (`duplicate`). A version conflict
+   * means someone else appended in between (another turn, the memory worker, an edit): reload
+   * and decide again, so the second decision sees the first (a second action then gets
+   * TurnInFlightError, not a bare conflict).
    */
-  async handleWith(
+  async handle(
     adventureId: string,
+    command: Command,
     metadata: CommandMetadata,
-    decideOn: (state: AdventureState) => Decision,
     options: HandleOptions = {},
   ): Promise<Handled> {
     const streamId = adventureStreamId(adventureId);
+    const key = command.key ?? randomUUID();
     for (let attempt = 1; ; attempt++) {
       const known = attempt === 1 ? options.state : undefined;
       const loaded = known ?? (await this.load(adventureId)) ?? initialState();
-      let decision: Decision;
+      let events: AdventureEvent[];
       try {
-        decision = decideOn(loaded);
+        events = decideCommand(command, loaded);
       } catch (error) {
         // A refusal of a state that may be stale is no answer: decide again on the head.
         if (known) continue;
         throw error;
       }
-      if (decision.events.length === 0) {
+      if (events.length === 0) {
         if (known) continue; // nothing to do is only an answer about the head
         return { state: loaded, events: [], duplicate: false };
       }
-      const newEvents = decision.events.map((event, i): NewEvent => ({
-        id: decision.eventIds?.[i] ?? randomUUID(),
+      const ids = eventIdsFor(key, events.length);
+      const newEvents = events.map((event, i): NewEvent => ({
+        id: ids[i],
         type: event.type,
         schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
         data: event.data,
-        metadata: { ...metadata, ...decision.metadata },
+        metadata,
       }));
+      const recorded = events.map(
+        (event, i) => ({ ...event, version: loaded.version + i + 1 }) as RecordedAdventureEvent,
+      );
+      const state = projectFrom(loaded, recorded);
       try {
         const result = await this.eventStore.appendToStream(streamId, newEvents, {
           expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
-          outbox: decision.outbox,
+          outbox: jobsAfter(events, state).map(outboxRow),
         });
         if (result.duplicate) {
           this.cache.delete(adventureId);
-          const state = await this.get(adventureId);
-          return { state, events: [], duplicate: true };
+          return { state: await this.get(adventureId), events: [], duplicate: true };
         }
-        const recorded = decision.events.map(
-          (event, i) => ({ ...event, version: loaded.version + i + 1 }) as RecordedAdventureEvent,
-        );
-        const state = projectFrom(loaded, recorded);
         const id = state.id ?? adventureId;
         this.remember(id, state);
         this.rememberTexts(id, recorded);

@@ -1,21 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import {
   adventureStreamId,
-  createAdventureCommand,
   decide,
-  narrationCommand,
   TurnInFlightError,
   type AdventureCommand,
   type AdventureState,
 } from '@chronicle/adventure';
-import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
+import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
+import { EventStoreRepository, SnapshotRepository, type StoredEvent } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { sql } from 'kysely';
-import { AdventureRepository, countTokens } from './adventure.repository';
+import { AdventureCommandHandler } from './adventure.command-handler';
+import { countTokens } from './adventure.decide';
 
-// The repository's shortcuts past the database: a load with nothing new shares the cached state,
+// The handler's shortcuts past the database: a load with nothing new shares the cached state,
 // and a decision on a state the caller already holds is proven current by the append at its
 // version, or made again on the head.
+
+/** The event store, counting the reads of a stream (each load of a state reads one). */
+class CountingEventStore extends EventStoreRepository {
+  reads = 0;
+  override readStream(
+    ...args: Parameters<EventStoreRepository['readStream']>
+  ): Promise<StoredEvent[]> {
+    this.reads++;
+    return super.readStream(...args);
+  }
+}
 
 const meta = { actor: 'test' };
 let database: TestDatabase;
@@ -29,7 +40,7 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-const repository = () => new AdventureRepository(events, snapshots, { snapshotEvery: 50 });
+const repository = () => new AdventureCommandHandler(events, snapshots, { snapshotEvery: 50 });
 
 function act(turnId = randomUUID()): AdventureCommand {
   return {
@@ -38,21 +49,13 @@ function act(turnId = randomUUID()): AdventureCommand {
   };
 }
 
-/** Decides `command` on the state it is given, and says which states it was given. */
-function deciding(command: AdventureCommand, seen: AdventureState[]) {
-  return (state: AdventureState) => {
-    seen.push(state);
-    return { events: decide(command, state, { countTokens }) };
-  };
-}
-
-async function created(repo: AdventureRepository): Promise<string> {
+async function created(repo: AdventureCommandHandler): Promise<string> {
   const adventureId = randomUUID();
   await repo.handle(adventureId, createAdventureCommand({ adventureId }), meta);
   return adventureId;
 }
 
-describe('AdventureRepository', () => {
+describe('AdventureCommandHandler', () => {
   it('given nothing new in the log, when loaded again, then the cached state itself is returned', async () => {
     const repo = repository();
     const adventureId = await created(repo);
@@ -64,16 +67,14 @@ describe('AdventureRepository', () => {
     expect(after.version).toBe(first.version + 1);
   });
 
-  it('given the head as the known state, when handled, then it is decided once on that state', async () => {
-    const repo = repository();
+  it('given the head as the known state, when handled, then it is decided on that state without a load', async () => {
+    const counting = new CountingEventStore(database.db);
+    const repo = new AdventureCommandHandler(counting, snapshots, { snapshotEvery: 50 });
     const adventureId = await created(repo);
     const head = await repo.get(adventureId);
-    const seen: AdventureState[] = [];
-    const handled = await repo.handleWith(adventureId, meta, deciding(act(), seen), {
-      state: head,
-    });
-    expect(seen).toEqual([head]);
-    expect(seen[0]).toBe(head);
+    counting.reads = 0;
+    const handled = await repo.handle(adventureId, act(), meta, { state: head });
+    expect(counting.reads).toBe(0);
     expect(handled.state.version).toBe(head.version + 1);
   });
 
@@ -83,34 +84,36 @@ describe('AdventureRepository', () => {
     const adventureId = await created(mine);
     const turnId = randomUUID();
     await mine.handle(adventureId, act(turnId), meta);
-    const stale = await mine.get(adventureId); // the turn in flight
+    const stale: AdventureState = await mine.get(adventureId); // the turn in flight
     await theirs.handle(adventureId, narrationCommand(turnId, randomUUID()), meta);
 
     // a refusal of the stale state (a turn in flight) is not the answer
     expect(() => decide(act(), stale, { countTokens })).toThrow(TurnInFlightError);
-    const seen: AdventureState[] = [];
-    const handled = await mine.handleWith(adventureId, meta, deciding(act(), seen), {
-      state: stale,
-    });
-    expect(seen.map((state) => state.version)).toEqual([stale.version, stale.version + 1]);
+    const handled = await mine.handle(adventureId, act(), meta, { state: stale });
     expect(handled.events.map((event) => event.version)).toEqual([stale.version + 2]);
 
-    // a decision the stale state accepts, but the append at its version refuses
+    // a decision the stale state accepts, but the append at its version refuses: decided again
+    // on the head, which refuses it, and nothing is appended
     const next = await theirs.get(adventureId);
     const narrating = (next.inFlight as { turnId: string }).turnId;
     await theirs.handle(adventureId, { type: 'CancelTurn', data: { turnId: narrating } }, meta);
-    const retried: AdventureState[] = [];
     await expect(
-      mine.handleWith(
-        adventureId,
-        meta,
-        deciding(narrationCommand(narrating, randomUUID()), retried),
-        {
-          state: next,
-        },
-      ),
+      mine.handle(adventureId, narrationCommand(narrating, randomUUID()), meta, { state: next }),
     ).rejects.toThrow(/not in flight|no turn in flight/i);
-    expect(retried.map((state) => state.version)).toEqual([next.version, next.version + 1]);
+    expect((await theirs.get(adventureId)).version).toBe(next.version + 1);
+  });
+
+  it('given a command with a key, when it is handled twice, then it is appended once and the second answer is the duplicate', async () => {
+    const repo = repository();
+    const adventureId = await created(repo);
+    const before = await repo.get(adventureId);
+    const command = { ...act(), key: randomUUID() };
+    const first = await repo.handle(adventureId, command, meta);
+    // another process, deciding on the state before the first append, as a resend racing it does
+    const again = await repository().handle(adventureId, command, meta, { state: before });
+    expect(first.events).toHaveLength(1);
+    expect(again).toMatchObject({ duplicate: true, events: [] });
+    expect(again.state.version).toBe(first.state.version);
   });
 
   it('given texts this process appended or folded, when the window asks for them, then the log is not read again', async () => {

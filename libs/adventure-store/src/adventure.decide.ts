@@ -1,0 +1,28 @@
+// The one decider the command handler asks: every command an adventure accepts, from the API,
+// the context worker and the memory worker, goes through here to the pure decider that owns it.
+import {
+  decide,
+  decideMemory,
+  isMemoryCommand,
+  type AdventureCommand,
+  type AdventureEvent,
+  type AdventureState,
+  type DecideContext,
+  type Keyed,
+  type MemoryCommand,
+} from '@chronicle/adventure';
+import { tokenizer } from '@chronicle/context';
+import { decideMemoryWork, isMemoryWorkCommand, type MemoryWorkCommand } from '@chronicle/memory';
+
+/** Anything `AdventureCommandHandler.handle` accepts. */
+export type Command = Keyed<AdventureCommand | MemoryCommand | MemoryWorkCommand>;
+
+export const countTokens: DecideContext['countTokens'] = (text, encoding) =>
+  tokenizer(encoding).count(text);
+const DECIDE_CONTEXT: DecideContext = { countTokens };
+
+export function decideCommand(command: Command, state: AdventureState): AdventureEvent[] {
+  if (isMemoryWorkCommand(command)) return decideMemoryWork(command, state);
+  if (isMemoryCommand(command)) return decideMemory(command, state);
+  return decide(command, state, DECIDE_CONTEXT);
+}

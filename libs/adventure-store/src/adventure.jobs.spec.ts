@@ -1,0 +1,86 @@
+import { type AdventureEvent } from '@chronicle/adventure';
+import { AdventureHistory, narrationCommand } from '@chronicle/adventure/testing';
+import { JobName } from '@chronicle/queue';
+import { jobsAfter } from './adventure.jobs';
+
+// Given the events just decided and the adventure they leave, then the jobs that follow them.
+
+function adventure(settings: { memoryBankEnabled?: boolean; autoSummarize?: boolean } = {}) {
+  return AdventureHistory.create({ adventureId: 'a1', settings });
+}
+
+describe('jobsAfter', () => {
+  it('given a player action or a retry, then its turn is narrated', () => {
+    const history = adventure();
+    const acted = history.run({
+      type: 'SubmitAction',
+      data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1' },
+    });
+    expect(jobsAfter(acted, history.state)).toEqual([
+      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't1' } },
+    ]);
+    history.narrate();
+    const retried = history.run({ type: 'RequestRetry', data: { turnId: 't2' } });
+    expect(jobsAfter(retried, history.state)).toEqual([
+      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't2' } },
+    ]);
+  });
+
+  it('given a narration, then a memory pass follows only when the adventure keeps memories or a summary', () => {
+    for (const [settings, passes] of [
+      [{ memoryBankEnabled: false, autoSummarize: false }, false],
+      [{ memoryBankEnabled: true, autoSummarize: false }, true],
+      [{ memoryBankEnabled: false, autoSummarize: true }, true],
+    ] as const) {
+      const history = adventure(settings);
+      history.act('do', 'look');
+      const narrated = history.state.inFlight?.turnId ?? '';
+      const events = history.run(narrationCommand(narrated, 'n1', { memoriesUsed: ['m1'] }));
+      expect(jobsAfter(events, history.state)).toEqual(
+        passes ? [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }] : [],
+      );
+    }
+  });
+
+  it('given a memory the player wrote or edited, then a memory pass embeds it when the bank is on', () => {
+    const written: AdventureEvent = {
+      type: 'MemoryWritten',
+      data: {
+        memoryId: 'm1',
+        text: 'x',
+        sourceStart: null,
+        sourceEnd: null,
+        anchorActionId: 'opening',
+        createdBy: 'player',
+      },
+    };
+    const edited: AdventureEvent = { type: 'MemoryEdited', data: { memoryId: 'm1', text: 'y' } };
+    const on = adventure({ memoryBankEnabled: true }).state;
+    const off = adventure({ memoryBankEnabled: false }).state;
+    const pass = [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }];
+    expect(jobsAfter([written], on)).toEqual(pass);
+    expect(jobsAfter([edited], on)).toEqual(pass);
+    expect(jobsAfter([written, edited], on)).toEqual(pass);
+    expect(jobsAfter([written], off)).toEqual([]);
+  });
+
+  it("given the worker's own memories, summaries or evictions, then nothing follows", () => {
+    const state = adventure({ memoryBankEnabled: true, autoSummarize: true }).state;
+    const events: AdventureEvent[] = [
+      {
+        type: 'MemoryWritten',
+        data: {
+          memoryId: 'm1',
+          text: 'x',
+          sourceStart: 0,
+          sourceEnd: 5,
+          anchorActionId: 'opening',
+          createdBy: 'worker',
+        },
+      },
+      { type: 'MemoryForgotten', data: { memoryIds: ['m1'], reason: 'capacity' } },
+      { type: 'HeadMoved', data: { from: 'a', to: 'b', reason: 'undo' } },
+    ];
+    expect(jobsAfter(events, state)).toEqual([]);
+  });
+});
