@@ -1,31 +1,10 @@
-import type { LoreFormat, StoryCard } from '@chronicle/adventure';
+import type { CARD_FIELDS, LoreFormat, StoryCard } from '@chronicle/adventure';
 import type { Json, ParsedCard } from './lore.types';
 
 /** A card as an export reads it (an adventure's card; the id and origin may be absent). */
 export type ExportCard = Omit<StoryCard, 'id'> & { id?: string };
 
-/** The normalised fields the "changed since import" comparison covers. */
-export const CARD_FIELDS = [
-  'name',
-  'keys',
-  'keySyntax',
-  'entry',
-  'type',
-  'notes',
-  'enabled',
-  'activation',
-  'priority',
-  'caseSensitive',
-  'wholeWords',
-  'scan',
-  'conditions',
-  'placement',
-  'recursion',
-  'charName',
-  'probability',
-  'group',
-  'timing',
-] as const;
+/** The normalised fields the "changed since import" comparison covers: every field a card has. */
 export type CardField = (typeof CARD_FIELDS)[number];
 
 export type ReadEntry = { card: Omit<ParsedCard, 'origin'>; verbatim: string[] } | { skip: string };
