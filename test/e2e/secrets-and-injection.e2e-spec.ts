@@ -4,6 +4,7 @@
 // not even when the provider echoes it in an error — and a player's action that carries a state
 // block, or tries to close the prose and open one, is stored as prose and changes no state.
 import { AppSystem, TEST_REDIS_URL } from '@chronicle/testing';
+import { installationKeyPatterns } from '@chronicle/platform';
 import Redis from 'ioredis';
 import { sql } from 'kysely';
 import { ChronicleClient, ofType } from './support/chronicle.client';
@@ -49,22 +50,24 @@ async function redisDump(prefix: string): Promise<string> {
   const redis = new Redis(TEST_REDIS_URL);
   try {
     const parts: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      cursor = next;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        let value: unknown;
-        if (type === 'string') value = await redis.get(key);
-        else if (type === 'hash') value = await redis.hgetall(key);
-        else if (type === 'list') value = await redis.lrange(key, 0, -1);
-        else if (type === 'set') value = await redis.smembers(key);
-        else if (type === 'zset') value = await redis.zrange(key, 0, -1, 'WITHSCORES');
-        else if (type === 'stream') value = await redis.xrange(key, '-', '+');
-        parts.push(`${key} ${JSON.stringify(value)}`);
-      }
-    } while (cursor !== '0');
+    for (const pattern of installationKeyPatterns(prefix)) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        cursor = next;
+        for (const key of keys) {
+          const type = await redis.type(key);
+          let value: unknown;
+          if (type === 'string') value = await redis.get(key);
+          else if (type === 'hash') value = await redis.hgetall(key);
+          else if (type === 'list') value = await redis.lrange(key, 0, -1);
+          else if (type === 'set') value = await redis.smembers(key);
+          else if (type === 'zset') value = await redis.zrange(key, 0, -1, 'WITHSCORES');
+          else if (type === 'stream') value = await redis.xrange(key, '-', '+');
+          parts.push(`${key} ${JSON.stringify(value)}`);
+        }
+      } while (cursor !== '0');
+    }
     return parts.join('\n');
   } finally {
     await redis.quit();

@@ -2,6 +2,8 @@
 // clock, mid-turn. What must hold: every turn ends with exactly one outcome, and a player's
 // screen shows the text of one attempt — the one the log kept.
 import { Queue } from 'bullmq';
+import { queueKeyPrefix } from '@chronicle/platform';
+import { QueueName } from '@chronicle/queue';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { narration } from '../e2e/support/scripted-narrator';
@@ -141,7 +143,7 @@ it('one turn delivered twice under two job ids: one Narrated, the screen shows o
     expect(accepted.status).toBe(202);
     const queue = new Queue('narrate', {
       connection: { url: faults.redis.url },
-      prefix: faults.system.queuePrefix,
+      prefix: queueKeyPrefix(faults.system.queuePrefix, QueueName.Narrate),
     });
     try {
       // a second job for the same turn, as a duplicate delivery would make

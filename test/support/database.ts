@@ -4,7 +4,12 @@
 // or jobs.
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
-import Redis from 'ioredis';
+import {
+  isClusterClient,
+  openRedis,
+  waitForRedis,
+} from '../../libs/platform/src/redis-connection.factory';
+import { installationKeyPatterns } from '../../libs/platform/src/redis-keys';
 import { Client } from 'pg';
 import type { Kysely } from 'kysely';
 import { createDatabase, type Database } from '../../libs/event-store/src/database';
@@ -116,19 +121,34 @@ export function testQueuePrefix(hint?: string): string {
   return `chronicle-test-${slug}-${randomBytes(4).toString('hex')}`;
 }
 
-/** Deletes every Redis key under a test prefix (call in afterAll). */
+/**
+ * Deletes every Redis key of a test installation (call in afterAll): its plain keys and its
+ * hash-tagged ones (`{<prefix>:…}`), on one server or on every master of a cluster URL.
+ */
 export async function removeQueueKeys(prefix: string, redisUrl = TEST_REDIS_URL): Promise<void> {
   if (!prefix.startsWith('chronicle-test-'))
     throw new Error(`refusing to delete keys of "${prefix}"`);
-  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  const client = openRedis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2_000 });
+  client.on('error', () => undefined);
   try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 500);
-      if (keys.length > 0) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await waitForRedis(client, 5_000);
+    const servers = isClusterClient(client) ? client.nodes('master') : [client];
+    for (const redis of servers) {
+      for (const pattern of installationKeyPatterns(prefix)) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+          // a cluster refuses a DEL of keys in different slots: one at a time there
+          if (servers[0] === client) {
+            if (keys.length > 0) await redis.del(...keys);
+          } else {
+            for (const key of keys) await redis.del(key);
+          }
+          cursor = next;
+        } while (cursor !== '0');
+      }
+    }
   } finally {
-    redis.disconnect();
+    client.disconnect();
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StateEvent } from '@chronicle/narrative';
 import { deterministicEventId } from '@chronicle/adventure-store';
-import { createWorkerConnection } from '@chronicle/platform';
+import { createWorkerConnection, queueKeyPrefix } from '@chronicle/platform';
 import { QueueName, QueueProducer } from '@chronicle/queue';
 import { Worker } from 'bullmq';
 import { TURN_STREAM_REDIS, TurnStreamPublisher, turnStreamKey } from '@chronicle/turn-stream';
@@ -96,7 +96,7 @@ describe('POST /v1/adventures/:id/actions', () => {
     const connection = createWorkerConnection(api.config.redisUrl);
     const worker = new Worker(QueueName.Narrate, null, {
       connection,
-      prefix: api.config.queuePrefix,
+      prefix: queueKeyPrefix(api.config.queuePrefix, QueueName.Narrate),
       autorun: false,
     });
     try {

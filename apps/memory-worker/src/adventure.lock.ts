@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import { redisKeys, type RedisClient } from '@chronicle/platform';
 
 // One memory pass per adventure at a time, across every memory worker. BullMQ's deduplication
 // (keepLastIfActive) already keeps one job per adventure active, so this lock is the guard for
@@ -28,14 +28,14 @@ return 0`;
 
 export class AdventureLock {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     /** The installation's queue prefix, so test runs and installations never share locks. */
     private readonly prefix: string,
     private readonly ttlMs = ADVENTURE_LOCK_MS,
   ) {}
 
   key(adventureId: string): string {
-    return `${this.prefix}:memory-lock:${adventureId}`;
+    return redisKeys.memoryLock(this.prefix, adventureId);
   }
 
   /** True when `holder` now holds the adventure's lock. */

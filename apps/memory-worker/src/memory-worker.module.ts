@@ -12,7 +12,7 @@ import {
 } from '@chronicle/platform';
 import { QueueName, queueWorkerModules } from '@chronicle/queue';
 import type { WorkerOptions } from 'bullmq';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@chronicle/platform';
 import { AdventureLock } from './adventure.lock';
 import { MemoryProcessor } from './memory.processor';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -34,7 +34,7 @@ export function memoryWorkerOptions(config: AppConfig): Partial<WorkerOptions> {
 
 @Module({})
 export class MemoryWorkerModule implements OnApplicationShutdown {
-  constructor(@Inject(LOCK_REDIS) private readonly lockRedis: Redis) {}
+  constructor(@Inject(LOCK_REDIS) private readonly lockRedis: RedisClient) {}
 
   static forRoot(config: AppConfig): DynamicModule {
     // @Processor's worker options are class metadata; a subclass per configuration carries
@@ -69,7 +69,7 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
         },
         {
           provide: AdventureLock,
-          useFactory: (redis: Redis) => new AdventureLock(redis, config.queuePrefix),
+          useFactory: (redis: RedisClient) => new AdventureLock(redis, config.queuePrefix),
           inject: [LOCK_REDIS],
         },
         { provide: MemoryProcessor, useClass: ConfiguredMemoryProcessor },

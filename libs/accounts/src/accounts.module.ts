@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { closeRedis, COMMAND_TIMEOUT_MS, createCommandConnection } from '@chronicle/platform';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@chronicle/platform';
 import type { Kysely } from 'kysely';
 import { AccountsRepository } from './accounts.repository';
 import { AdventureOwners } from './adventure-owners.repository';
@@ -20,7 +20,7 @@ export const ACCOUNTS_REDIS = Symbol('ACCOUNTS_REDIS');
 
 @Injectable()
 class AccountsRedisCloser implements OnApplicationShutdown {
-  constructor(@Inject(ACCOUNTS_REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(ACCOUNTS_REDIS) private readonly redis: RedisClient) {}
   async onApplicationShutdown(): Promise<void> {
     await closeRedis(this.redis);
   }
@@ -56,13 +56,13 @@ export class AccountsModule {
         },
         {
           provide: DailyTokenBudget,
-          useFactory: (db: Kysely<Database>, redis: Redis) =>
+          useFactory: (db: Kysely<Database>, redis: RedisClient) =>
             new DailyTokenBudget(db, redis, options.prefix),
           inject: [EVENT_STORE_DB, ACCOUNTS_REDIS],
         },
         {
           provide: RateLimiter,
-          useFactory: (redis: Redis) => new RateLimiter(redis, options.prefix),
+          useFactory: (redis: RedisClient) => new RateLimiter(redis, options.prefix),
           inject: [ACCOUNTS_REDIS],
         },
       ],

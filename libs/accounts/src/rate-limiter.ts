@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import { redisKeys, type RedisClient } from '@chronicle/platform';
 
 // Counters in Redis, so a limit holds across every API instance. A fixed window that opens at
 // the first request: one atomic script increments the counter and starts its expiry, and the
@@ -24,7 +24,7 @@ return {count, ttl}
 
 export class RateLimiter {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -35,7 +35,7 @@ export class RateLimiter {
     limit: number,
     windowSeconds: number,
   ): Promise<RateLimitResult> {
-    const key = `${this.prefix}:ratelimit:${bucket}:${subject}`;
+    const key = redisKeys.rateLimit(this.prefix, bucket, subject);
     const [count, ttlMs] = (await this.redis.eval(HIT, 1, key, String(windowSeconds * 1000))) as [
       number,
       number,

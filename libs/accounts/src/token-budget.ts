@@ -1,6 +1,6 @@
 import type { ModelCallUsage } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
-import type Redis from 'ioredis';
+import { redisKeys, type RedisClient } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
@@ -47,7 +47,7 @@ export class DailyTokenBudget {
    */
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly redis: Redis | null = null,
+    private readonly redis: RedisClient | null = null,
     private readonly prefix = 'chronicle',
   ) {}
 
@@ -107,7 +107,7 @@ export class DailyTokenBudget {
   }
 
   private counterKey(userId: string, now: Date): string {
-    return `${this.prefix}:token-budget:${userId}:${utcDay(now).start.toISOString().slice(0, 10)}`;
+    return redisKeys.tokenBudget(this.prefix, userId, utcDay(now).start.toISOString().slice(0, 10));
   }
 }
 

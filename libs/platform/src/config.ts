@@ -11,6 +11,7 @@ import {
   PriceTableError,
   type ModelPriceTable,
 } from './model-prices';
+import { parseRedisUrl, RedisUrlError } from './redis-target';
 
 export interface AppConfig {
   databaseUrl: string;
@@ -166,8 +167,16 @@ export const CONFIG_VARIABLES = [
     'REDIS_URL',
     'redisUrl',
     'redis://127.0.0.1:6379',
-    'Redis for the job queues, turn streams, rate limits and the control plane. Use `noeviction` and AOF in production.',
-    url('redis:', 'rediss:'),
+    'Redis for the job queues, turn streams, rate limits and the control plane: one server (`redis://`, `rediss://` for TLS) or a Redis Cluster named by any of its masters, `redis-cluster://[user:password@]host:port,host:port` (`rediss-cluster://` for TLS; see README, Redis Cluster). Use `noeviction` and AOF in production, on every master.',
+    (raw) => {
+      try {
+        parseRedisUrl(raw);
+      } catch (error) {
+        if (error instanceof RedisUrlError) throw new InvalidValue(error.message);
+        throw error;
+      }
+      return raw;
+    },
   ),
   v(
     'QUEUE_PREFIX',

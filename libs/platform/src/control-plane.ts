@@ -9,14 +9,16 @@ import {
 } from '@nestjs/common';
 import {
   ClientProxy,
-  ClientProxyFactory,
+  ClientRedis,
   EventPattern,
   Payload,
   ServerRedis,
   Transport,
   type MicroserviceOptions,
 } from '@nestjs/microservices';
-import { closeRedis } from './redis-connection.factory';
+import type Redis from 'ioredis';
+import { closeRedis, openRedis } from './redis-connection.factory';
+import { isClusterUrl } from './redis-target';
 import { firstValueFrom } from 'rxjs';
 
 // The control plane: signals that fan out to every process and need no queue
@@ -28,6 +30,10 @@ import { firstValueFrom } from 'rxjs';
 // Pub/sub channels are global to a Redis server, so every payload names its
 // installation (the queue prefix) and a process ignores other installations'
 // signals: two deployments, or two test files, can share one Redis.
+//
+// On a Redis Cluster the same holds: a PUBLISH on any node reaches the subscribers of every node
+// (classic pub/sub is cluster-wide; channels are not keys and have no slot), so the transport
+// only needs its connections to be ioredis Cluster clients (createControlConnection).
 
 export const CONTROL_PATTERNS = {
   cancelTurn: 'chronicle.turn.cancel',
@@ -81,14 +87,19 @@ const CONTROL_CLIENT = Symbol('CONTROL_CLIENT');
 const RECONNECT_DELAY_MS = 1_000;
 
 function redisTransport(redisUrl: string) {
+  const retry = {
+    // Without these Nest's Redis transport gives up for good after one
+    // disconnect, and a Redis restart would leave cancel and roll call dead.
+    retryAttempts: Number.MAX_SAFE_INTEGER,
+    retryDelay: RECONNECT_DELAY_MS,
+  };
+  // A cluster's connections are made by createControlConnection from the URL itself.
+  if (isClusterUrl(redisUrl)) return { transport: Transport.REDIS as const, options: retry };
   const url = new URL(redisUrl);
   return {
     transport: Transport.REDIS as const,
     options: {
-      // Without these Nest's Redis transport gives up for good after one
-      // disconnect, and a Redis restart would leave cancel and roll call dead.
-      retryAttempts: Number.MAX_SAFE_INTEGER,
-      retryDelay: RECONNECT_DELAY_MS,
+      ...retry,
       host: url.hostname,
       port: Number(url.port || 6379),
       password: url.password ? decodeURIComponent(url.password) : undefined,
@@ -108,6 +119,17 @@ function redisTransport(redisUrl: string) {
  * client arms a 2 s timer that holds the process open.
  */
 class ControlPlaneServer extends ServerRedis {
+  constructor(private readonly redisUrl: string) {
+    super(redisTransport(redisUrl).options);
+  }
+
+  override createRedisClient(): Redis {
+    return (
+      createControlConnection(this.redisUrl, (times) => this.createRetryStrategy(times)) ??
+      super.createRedisClient()
+    );
+  }
+
   override async close(): Promise<void> {
     this.isManuallyClosed = true;
     for (const client of [this.pubClient, this.subClient]) {
@@ -116,9 +138,39 @@ class ControlPlaneServer extends ServerRedis {
   }
 }
 
+/** The control plane's sender: Nest's Redis client, on a cluster client when REDIS_URL is one. */
+class ControlPlaneClient extends ClientRedis {
+  constructor(private readonly redisUrl: string) {
+    super(redisTransport(redisUrl).options);
+  }
+
+  override createClient(): Redis {
+    return (
+      createControlConnection(this.redisUrl, (times) => this.createRetryStrategy(times)) ??
+      super.createClient()
+    );
+  }
+}
+
+/**
+ * A pub or sub connection to a Redis Cluster, retried as Nest's transport decides; undefined
+ * for a single server, which Nest's own client handles. (Nest types its clients as `Redis`;
+ * a `Cluster` takes the same pub/sub commands and events.)
+ */
+function createControlConnection(
+  redisUrl: string,
+  retry: (times: number) => number | void | undefined,
+): Redis | undefined {
+  if (!isClusterUrl(redisUrl)) return undefined;
+  return openRedis(redisUrl, {
+    lazyConnect: true,
+    retryStrategy: (times) => retry(times) ?? null,
+  }) as unknown as Redis;
+}
+
 /** Options for `app.connectMicroservice` / `NestFactory.createMicroservice`. */
 export function controlPlaneTransport(redisUrl: string): MicroserviceOptions {
-  return { strategy: new ControlPlaneServer(redisTransport(redisUrl).options) };
+  return { strategy: new ControlPlaneServer(redisUrl) };
 }
 
 @Injectable()
@@ -262,7 +314,7 @@ export class ControlPlaneModule {
         { provide: CONTROL_OPTIONS, useValue: options },
         {
           provide: CONTROL_CLIENT,
-          useFactory: () => ClientProxyFactory.create(redisTransport(options.redisUrl)),
+          useFactory: () => new ControlPlaneClient(options.redisUrl),
         },
         ControlPlane,
       ],

@@ -9,3 +9,5 @@ export * from './lru.cache';
 export * from './redis-connection.factory';
 export * from './dependency.errors';
 export * from './redis-settings';
+export * from './redis-target';
+export * from './redis-keys';

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
-import { closeRedis, createProbeConnection } from './redis-connection.factory';
+import { closeRedis, createProbeConnection, isClusterClient } from './redis-connection.factory';
 import { judgeRedisSettings, readRedisSettings } from './redis-settings';
+import { describeRedisUrl, isClusterUrl } from './redis-target';
 import type { AppConfig } from './config';
 
 // Checked before Nest boots: a missing service is the most common first-run
@@ -26,7 +27,7 @@ function describe(error: unknown): string {
 
 function where(connection: string): string {
   const url = new URL(connection);
-  return `${url.hostname}:${url.port || (url.protocol.startsWith('redis') ? 6379 : 5432)}`;
+  return `${url.hostname}:${url.port || 5432}`;
 }
 
 /** Connects to Postgres; creates the configured database when the server answers but it is missing. */
@@ -80,12 +81,28 @@ export async function ensureRedis(redisUrl: string): Promise<RedisSettingsReport
     await closeRedis(redis);
     throw new ServiceUnavailableError(
       'Redis',
-      `Redis is not answering at ${where(redisUrl)} (${describe(error)}). Start it ` +
-        `(redis-server --daemonize yes --bind 127.0.0.1 --port 6379; ` +
-        `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
+      isClusterUrl(redisUrl)
+        ? `Redis is not answering at ${describeRedisUrl(redisUrl)} (${describe(error)}). ` +
+            `Start its nodes or point REDIS_URL at a running cluster (any of its masters as seeds).`
+        : `Redis is not answering at ${describeRedisUrl(redisUrl)} (${describe(error)}). Start it ` +
+            `(redis-server --daemonize yes --bind 127.0.0.1 --port 6379; ` +
+            `Docker: docker compose up -d redis) or point REDIS_URL at a running server.`,
     );
   }
   try {
+    if (isClusterClient(redis)) {
+      // A cluster that is up but not serving every slot (a master down, slots unassigned)
+      // answers some keys and refuses others: a start-up against it would fail at random.
+      const info = String(await redis.cluster('INFO'));
+      const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unknown';
+      if (state !== 'ok') {
+        throw new ServiceUnavailableError(
+          'Redis',
+          `the Redis Cluster at ${describeRedisUrl(redisUrl)} is not serving every slot ` +
+            `(cluster_state:${state}); fix it (redis-cli --cluster check host:port) and start again.`,
+        );
+      }
+    }
     return judgeRedisSettings(await readRedisSettings(redis));
   } finally {
     await closeRedis(redis);

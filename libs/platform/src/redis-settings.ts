@@ -2,13 +2,19 @@
 // other than noeviction lets Redis drop a job, a lock or a turn's fence under memory pressure
 // (the reconciler would repair turns, slowly and at a cost); without AOF a restart loses every
 // job since the last snapshot. Read with CONFIG GET; a server that refuses CONFIG (some managed
-// services) reads as unknown and is reported, not refused.
+// services) reads as unknown and is reported, not refused. On a Redis Cluster every master holds
+// some of the jobs, so every master is read, and the report is the worst of them, naming it.
 import type Redis from 'ioredis';
+import { isClusterClient, type RedisClient } from './redis-connection.factory';
 
 export interface RedisSettings {
   /** null: the server would not say */
   maxmemoryPolicy: string | null;
   appendOnly: boolean | null;
+  /** On a cluster: the master whose settings these are (the first that is unsafe, if any). */
+  node?: string;
+  /** On a cluster: how many masters were read. */
+  masters?: number;
 }
 
 export interface RedisSettingsVerdict {
@@ -18,7 +24,26 @@ export interface RedisSettingsVerdict {
   warnings: string[];
 }
 
-export async function readRedisSettings(redis: Redis): Promise<RedisSettings> {
+export async function readRedisSettings(redis: RedisClient): Promise<RedisSettings> {
+  if (!isClusterClient(redis)) return readServerSettings(redis);
+  const masters = redis.nodes('master');
+  if (masters.length === 0) return { maxmemoryPolicy: null, appendOnly: null, masters: 0 };
+  const read = await Promise.all(
+    masters.map(async (node) => ({
+      ...(await readServerSettings(node)),
+      node: `${node.options.host}:${node.options.port}`,
+    })),
+  );
+  const worst =
+    read.find((s) => s.maxmemoryPolicy !== null && s.maxmemoryPolicy !== 'noeviction') ??
+    read.find((s) => s.maxmemoryPolicy === null) ??
+    read.find((s) => s.appendOnly === false) ??
+    read.find((s) => s.appendOnly === null) ??
+    read[0];
+  return { ...worst, masters: read.length };
+}
+
+async function readServerSettings(redis: Redis): Promise<RedisSettings> {
   const read = async (name: string): Promise<string | null> => {
     try {
       const reply = (await redis.config('GET', name)) as string[];
@@ -37,16 +62,20 @@ export async function readRedisSettings(redis: Redis): Promise<RedisSettings> {
 export function judgeRedisSettings(settings: RedisSettings): RedisSettingsVerdict {
   const warnings: string[] = [];
   let problem: string | undefined;
-  if (settings.maxmemoryPolicy === null) {
+  // "Redis" for one server; "Redis master 10.0.0.2:6379" for the cluster's master at fault.
+  const redis = settings.node ? `Redis master ${settings.node}` : 'Redis';
+  if (settings.masters === 0) {
+    warnings.push('could not read the Redis Cluster masters (no master known yet)');
+  } else if (settings.maxmemoryPolicy === null) {
     warnings.push(
-      'could not read Redis maxmemory-policy (CONFIG GET refused); it must be noeviction',
+      `could not read ${redis} maxmemory-policy (CONFIG GET refused); it must be noeviction`,
     );
   } else if (settings.maxmemoryPolicy !== 'noeviction') {
-    problem = `Redis maxmemory-policy is ${settings.maxmemoryPolicy}; Chronicle requires noeviction (an evicting Redis may drop queued turns): set maxmemory-policy noeviction`;
+    problem = `${redis} maxmemory-policy is ${settings.maxmemoryPolicy}; Chronicle requires noeviction (an evicting Redis may drop queued turns): set maxmemory-policy noeviction${settings.node ? ' on every master' : ''}`;
   }
   if (settings.appendOnly === false) {
     warnings.push(
-      'Redis AOF is off (appendonly no): a Redis restart loses the queued jobs since the last snapshot; the reconciler re-enqueues lost turns from Postgres, but set appendonly yes in production',
+      `${redis} AOF is off (appendonly no): a Redis restart loses the queued jobs since the last snapshot; the reconciler re-enqueues lost turns from Postgres, but set appendonly yes in production${settings.node ? ' on every master' : ''}`,
     );
   }
   return { problem, warnings };

@@ -1,5 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { Worker } from 'bullmq';
+import { queueKeyPrefix } from '@chronicle/platform';
 import { removeQueueKeys, TEST_REDIS_URL, testQueuePrefix } from '@chronicle/testing';
 import {
   JobName,
@@ -33,7 +34,10 @@ describe('QueueModule (Redis)', () => {
       async (job) => {
         received.push(job.data);
       },
-      { connection: workerConnection(TEST_REDIS_URL), prefix },
+      {
+        connection: workerConnection(TEST_REDIS_URL),
+        prefix: queueKeyPrefix(prefix, QueueName.Narrate),
+      },
     );
     try {
       const { jobId } = await producer.enqueue(JobName.NarrateTurn, {
@@ -64,7 +68,7 @@ describe('QueueModule (Redis)', () => {
       const started = Date.now();
       await expect(
         producer.enqueue(JobName.NarrateTurn, { adventureId: 'a', turnId: 'b' }),
-      ).rejects.toThrow('is Redis at redis://127.0.0.1:1 up?');
+      ).rejects.toThrow('is Redis at 127.0.0.1:1 up?');
       expect(Date.now() - started).toBeLessThan(3_000);
       await expect(producer.waitUntilReady(300)).rejects.toThrow('did not answer within 300 ms');
     } finally {

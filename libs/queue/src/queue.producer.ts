@@ -2,11 +2,13 @@
 // Options always come from `jobOptions`, so no caller can enqueue a job with
 // a random id or unbounded retention.
 import { Queue } from 'bullmq';
-import type Redis from 'ioredis';
 import {
   createProducerConnection,
+  describeRedisUrl,
+  queueKeyPrefix,
   readRedisSettings,
   waitForRedis,
+  type RedisClient,
   type RedisSettings,
 } from '@chronicle/platform';
 import {
@@ -23,7 +25,11 @@ import {
 
 export interface QueueConfig {
   redisUrl: string;
-  /** BullMQ key prefix; tests use one per file so they never see each other's jobs. */
+  /**
+   * The installation (QUEUE_PREFIX); each queue's BullMQ prefix is `{<prefix>:<queue>}`
+   * (`queueKeyPrefix`), a hash tag, so a Redis Cluster keeps each queue's keys in one slot.
+   * Tests use one per file so they never see each other's jobs.
+   */
   prefix: string;
   /** Attempts per job name, overriding the registry's default (NARRATE_ATTEMPTS, say). */
   attempts?: Partial<Record<JobName, number>>;
@@ -37,7 +43,7 @@ export interface EnqueueOptions {
 const ENQUEUE_TIMEOUT_MS = 5_000;
 
 export class QueueProducer {
-  private readonly connection: Redis;
+  private readonly connection: RedisClient;
   private readonly queues = new Map<QueueName, Queue>();
   private closed = false;
 
@@ -75,7 +81,7 @@ export class QueueProducer {
     const job = await withTimeout(
       queue.add(jobName, payload, opts),
       this.enqueueTimeoutMs,
-      `enqueue ${jobName} timed out after ${this.enqueueTimeoutMs} ms (is Redis at ${this.config.redisUrl} up?)`,
+      `enqueue ${jobName} timed out after ${this.enqueueTimeoutMs} ms (is Redis at ${describeRedisUrl(this.config.redisUrl)} up?)`,
     );
     return { jobId: job.id };
   }
@@ -102,7 +108,10 @@ export class QueueProducer {
     if (!ALL_QUEUES.includes(name)) throw new Error(`unknown queue "${name}"`);
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: this.config.prefix });
+      queue = new Queue(name, {
+        connection: this.connection,
+        prefix: queueKeyPrefix(this.config.prefix, name),
+      });
       queue.on('error', () => undefined);
       this.queues.set(name, queue);
     }

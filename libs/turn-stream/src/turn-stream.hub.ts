@@ -1,4 +1,13 @@
-import type Redis from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
+import {
+  duplicateRedis,
+  isClusterClient,
+  redisKeySlot,
+  TURN_STREAM_SHARDS,
+  turnStreamShard,
+  waitForRedis,
+  type RedisClient,
+} from '@chronicle/platform';
 import { isFinal, toEntry, turnStreamKey, type TurnStreamEntry } from './turn-stream';
 
 // The API's followers of unfinished turns, all on a fixed number of Redis connections. An XREAD
@@ -9,6 +18,12 @@ import { isFinal, toEntry, turnStreamKey, type TurnStreamEntry } from './turn-st
 // reading wakes the blocked read (CLIENT UNBLOCK, from the command connection) so the next read
 // includes it. A follower that joins a stream behind the loop's point catches up with one XRANGE.
 // So N followers on one instance use `readers` blocking connections, plus the shared command one.
+//
+// On a Redis Cluster one XREAD may only name streams of one slot, so there the loops are one per
+// turn-stream shard (TURN_STREAM_SHARDS, each shard one hash tag, see redisKeys): up to that many
+// blocking connections, started as their shards get followers, whatever `readers` says. A
+// cluster's CLIENT ID and CLIENT UNBLOCK are per node: the loop asks the node that serves its
+// shard's slot, and unblocks through the command connection's link to that same node.
 
 /** Stream ids compare as (milliseconds, sequence). */
 export function compareEntryIds(a: string, b: string): number {
@@ -52,8 +67,12 @@ function deliver(follower: Follower, entry: TurnStreamEntry): void {
 
 class ReaderLoop {
   readonly subscriptions = new Map<string, Subscription>();
-  private reader: Redis | null = null;
+  private reader: RedisClient | null = null;
   private clientId: number | null = null;
+  /** Sends CLIENT UNBLOCK to the node the blocked read is on. */
+  private unblockVia: (clientId: number) => Promise<unknown>;
+  /** A cluster node's CLIENT ID for this loop's reader, until the node's link closes. */
+  private readonly nodeIds = new WeakMap<Redis, number>();
   /** Counts XREADs sent; the one in flight is `reads` while `blocked`. */
   private reads = 0;
   private blocked = false;
@@ -62,9 +81,11 @@ class ReaderLoop {
   private idle: (() => void) | null = null;
 
   constructor(
-    private readonly source: Redis,
+    private readonly source: RedisClient,
     private readonly name: string,
-  ) {}
+  ) {
+    this.unblockVia = (clientId) => this.source.client('UNBLOCK', clientId);
+  }
 
   get connected(): boolean {
     return this.reader !== null;
@@ -112,20 +133,22 @@ class ReaderLoop {
       // The read may not have reached Redis yet (UNBLOCK answers 0): ask again until it has
       // been unblocked or has answered by itself.
       for (let tries = 0; tries < 50 && this.blocked && this.reads === read; tries++) {
-        const unblocked = await this.source.client('UNBLOCK', clientId).catch(() => 0);
+        const unblocked = await this.unblockVia(clientId).catch(() => 0);
         if (unblocked === 1) return;
         await new Promise((resolve) => setTimeout(resolve, 2));
       }
     })();
   }
 
-  private connect(): Redis {
-    const reader = this.source.duplicate({
+  private connect(): RedisClient {
+    const reader = duplicateRedis(this.source, {
       connectionName: this.name,
       enableAutoPipelining: false,
       maxRetriesPerRequest: null,
     });
     reader.on('error', () => undefined);
+    // A cluster's client ids are per node: see `blockOn`.
+    if (isClusterClient(reader)) return reader;
     reader.on('ready', () => {
       reader.client('ID').then(
         (id) => {
@@ -156,6 +179,7 @@ class ReaderLoop {
         this.reads++;
         this.blocked = true;
         try {
+          if (isClusterClient(this.reader)) await this.blockOn(this.reader, keys[0]);
           reply = (await this.reader.xread(
             'COUNT',
             READ_COUNT,
@@ -189,6 +213,31 @@ class ReaderLoop {
     }
   }
 
+  /**
+   * On a cluster: learns which node will hold the coming XREAD (the master of the keys' slot)
+   * and this reader's client id there, so `interrupt` can unblock it.
+   */
+  private async blockOn(reader: Cluster, key: string): Promise<void> {
+    this.clientId = null;
+    await waitForRedis(reader, BLOCK_MS);
+    const address = reader.slots[redisKeySlot(key)]?.[0];
+    const sameNode = (node: Redis) => `${node.options.host}:${node.options.port}` === address;
+    const node = reader.nodes('master').find(sameNode);
+    if (!address || !node) throw new Error(`no Redis Cluster master serves the slot of ${key}`);
+    let id = this.nodeIds.get(node);
+    if (id === undefined) {
+      id = Number(await node.client('ID'));
+      this.nodeIds.set(node, id);
+      node.once('close', () => this.nodeIds.delete(node));
+    }
+    this.clientId = id;
+    const source = this.source as Cluster;
+    this.unblockVia = async (clientId) => {
+      const peer = source.nodes('master').find(sameNode);
+      return peer ? peer.client('UNBLOCK', clientId) : 0;
+    };
+  }
+
   /** A read that failed (Redis unreachable): its followers end with the error. */
   private fail(error: Error): void {
     for (const [key, subscription] of this.subscriptions) {
@@ -213,13 +262,13 @@ export class TurnStreamHub {
   private readonly loops: ReaderLoop[];
 
   constructor(
-    private readonly source: Redis,
+    private readonly source: RedisClient,
     private readonly prefix: string,
-    /** Blocking connections shared by every follower (TURN_STREAM_READERS). */
+    /** Blocking connections shared by every follower (TURN_STREAM_READERS; a cluster: a loop per shard). */
     readers = 2,
   ) {
     this.loops = Array.from(
-      { length: Math.max(1, readers) },
+      { length: isClusterClient(source) ? TURN_STREAM_SHARDS : Math.max(1, readers) },
       // Named by the installation's prefix, so CLIENT LIST tells one installation's readers
       // from another's on a shared Redis.
       (_, index) => new ReaderLoop(source, `${prefix}-turn-stream-reader-${index}`),
@@ -251,7 +300,10 @@ export class TurnStreamHub {
       error: null,
       wake: null,
     };
-    const loop = this.loops[hashOf(key) % this.loops.length];
+    // On a cluster, loop i reads shard i only: one slot per XREAD.
+    const loop = isClusterClient(this.source)
+      ? this.loops[turnStreamShard(turnId)]
+      : this.loops[hashOf(key) % this.loops.length];
     const onAbort = () => follower.wake?.();
     signal?.addEventListener('abort', onAbort);
     try {

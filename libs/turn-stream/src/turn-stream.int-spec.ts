@@ -1,4 +1,5 @@
 import { testQueuePrefix, TEST_REDIS_URL } from '@chronicle/testing';
+import { installationKeyPatterns } from '@chronicle/platform';
 import Redis from 'ioredis';
 import { TurnStreamPublisher } from './turn-stream';
 import { compareEntryIds, TurnStreamHub } from './turn-stream.hub';
@@ -12,8 +13,10 @@ const prefix = testQueuePrefix('turn-stream');
 const publisher = new TurnStreamPublisher(redis, prefix);
 
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length > 0) await redis.del(...keys);
+  for (const pattern of installationKeyPatterns(prefix)) {
+    const keys = await redis.keys(pattern);
+    if (keys.length > 0) await redis.del(...keys);
+  }
   await redis.quit();
 });
 

@@ -7,7 +7,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import { closeRedis, createCommandConnection } from '@chronicle/platform';
-import type Redis from 'ioredis';
+import type { RedisClient } from '@chronicle/platform';
 import { TurnStreamPublisher } from './turn-stream';
 import { TurnStreamHub } from './turn-stream.hub';
 
@@ -18,7 +18,7 @@ export const TURN_STREAM_PREFIX = Symbol('TURN_STREAM_PREFIX');
 @Injectable()
 class TurnStreamCloser implements OnApplicationShutdown {
   constructor(
-    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
+    @Inject(TURN_STREAM_REDIS) private readonly redis: RedisClient,
     private readonly hub: TurnStreamHub,
   ) {}
   async onApplicationShutdown(): Promise<void> {
@@ -46,12 +46,13 @@ export class TurnStreamModule {
         { provide: TURN_STREAM_PREFIX, useValue: options.prefix },
         {
           provide: TurnStreamPublisher,
-          useFactory: (redis: Redis) => new TurnStreamPublisher(redis, options.prefix),
+          useFactory: (redis: RedisClient) => new TurnStreamPublisher(redis, options.prefix),
           inject: [TURN_STREAM_REDIS],
         },
         {
           provide: TurnStreamHub,
-          useFactory: (redis: Redis) => new TurnStreamHub(redis, options.prefix, options.readers),
+          useFactory: (redis: RedisClient) =>
+            new TurnStreamHub(redis, options.prefix, options.readers),
           inject: [TURN_STREAM_REDIS],
         },
         TurnStreamCloser,

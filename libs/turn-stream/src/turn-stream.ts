@@ -1,4 +1,4 @@
-import Redis from 'ioredis';
+import { redisKeys, type RedisClient } from '@chronicle/platform';
 
 // What a client watches while a turn is narrated: one Redis Stream per turn.
 // The context worker appends `player`, `reasoning`, `chunk`, `reset`, and
@@ -32,7 +32,7 @@ export function isFinal(event: TurnStreamEventName): boolean {
 
 export class TurnStreamPublisher {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
   ) {}
 
@@ -76,8 +76,9 @@ export class TurnStreamPublisher {
     return results.slice(0, entries.length).map(([, id]) => id as string);
   }
 
+  /** The fence shares the stream's hash tag: the scripts below touch both. */
   fenceKey(turnId: string): string {
-    return `${this.prefix}:turn-fence:${turnId}`;
+    return redisKeys.turnFence(this.prefix, turnId);
   }
 
   /**
@@ -204,8 +205,9 @@ if replay then return 1 end
 return 0
 `;
 
+/** A turn's stream: hash-tagged by its shard (see redisKeys), so a shard's streams share a slot. */
 export function turnStreamKey(prefix: string, turnId: string): string {
-  return `${prefix}:turn-stream:${turnId}`;
+  return redisKeys.turnStream(prefix, turnId);
 }
 
 /** A stream row as the API and the worker read it. */

@@ -1,0 +1,87 @@
+// Every Redis key Chronicle names, in one place, because a Redis Cluster decides where a key
+// lives from its name: a command or script that touches several keys (MULTI, EVAL, an XREAD over
+// several streams, every BullMQ script) is refused with CROSSSLOT unless all of them hash to the
+// same slot. Redis hashes only the part of a key inside its first `{…}` (its hash tag) when it
+// has one, so the rule is:
+//
+//   keys that one command or script touches together carry the same hash tag, written first:
+//   `{<installation>:<group>}:<rest>`; a key only ever touched alone carries none (a shared tag
+//   would pile every such key onto one slot, and one node, for nothing).
+//
+// The installation is QUEUE_PREFIX (`chronicle`), which may hold only letters, digits, - and _,
+// so no tag is ever opened by accident. The groups:
+//
+// | keys | tag | touched together by |
+// |---|---|---|
+// | a BullMQ queue's (`{chronicle:narrate}:narrate:…`) | `{<installation>:<queue>}` | every BullMQ script |
+// | the reconciler's data-loss marker | the memory queue's | lives and dies with the memory jobs it guards |
+// | a turn's stream and fence (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts, and one XREAD over many streams of a shard |
+// | rate-limit counters, token budgets, memory locks | none | single-key scripts only |
+
+/** Turn streams are spread over this many hash tags; an API follows each on its own reader. */
+export const TURN_STREAM_SHARDS = 16;
+
+/** `{<installation>:<group>}`: the hash tag every key of one group starts with. */
+export function hashTag(installation: string, group: string): string {
+  return `{${installation}:${group}}`;
+}
+
+/** BullMQ's `prefix` for one queue: every key of the queue shares this tag, each queue its own. */
+export function queueKeyPrefix(installation: string, queue: string): string {
+  return hashTag(installation, queue);
+}
+
+/** The shard of a turn's stream: stable for a turn id on every process. */
+export function turnStreamShard(turnId: string): number {
+  let hash = 0;
+  for (let i = 0; i < turnId.length; i++) hash = (hash * 31 + turnId.charCodeAt(i)) | 0;
+  return (hash >>> 0) % TURN_STREAM_SHARDS;
+}
+
+export const redisKeys = {
+  /** A turn's Redis Stream (what SSE followers read). */
+  turnStream: (installation: string, turnId: string): string =>
+    `${hashTag(installation, `turns-${turnStreamShard(turnId)}`)}:stream:${turnId}`,
+  /** The token of the attempt whose output a turn's stream takes; same tag as the stream. */
+  turnFence: (installation: string, turnId: string): string =>
+    `${hashTag(installation, `turns-${turnStreamShard(turnId)}`)}:fence:${turnId}`,
+  /**
+   * Set once by the reconciler; its absence says Redis lost its data. Tagged with the memory
+   * queue so that it is lost with the memory jobs it stands for (a Redis Cluster may lose one
+   * master's data and not the others').
+   */
+  reconcilerEpoch: (installation: string, memoryQueue: string): string =>
+    `${queueKeyPrefix(installation, memoryQueue)}:reconciler-epoch`,
+  rateLimit: (installation: string, bucket: string, subject: string): string =>
+    `${installation}:ratelimit:${bucket}:${subject}`,
+  tokenBudget: (installation: string, userId: string, day: string): string =>
+    `${installation}:token-budget:${userId}:${day}`,
+  memoryLock: (installation: string, adventureId: string): string =>
+    `${installation}:memory-lock:${adventureId}`,
+} as const;
+
+/** The patterns that match every key of an installation (for tools and test clean-up). */
+export function installationKeyPatterns(installation: string): string[] {
+  return [`${installation}:*`, `{${installation}:*`];
+}
+
+/** The part of a key Redis Cluster hashes: the first non-empty `{…}`, else the whole key. */
+export function hashedPart(key: string): string {
+  const open = key.indexOf('{');
+  if (open === -1) return key;
+  const close = key.indexOf('}', open + 1);
+  if (close === -1 || close === open + 1) return key;
+  return key.slice(open + 1, close);
+}
+
+/** The cluster slot of a key (CRC16-XMODEM of its hashed part, mod 16384), as CLUSTER KEYSLOT. */
+export function redisKeySlot(key: string): number {
+  let crc = 0;
+  for (const byte of Buffer.from(hashedPart(key), 'utf8')) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) {
+      crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+    }
+  }
+  return crc % 16384;
+}
