@@ -5,6 +5,7 @@ import {
   Inject,
   Injectable,
   Module,
+  type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import {
@@ -174,7 +175,7 @@ export function controlPlaneTransport(redisUrl: string): MicroserviceOptions {
 }
 
 @Injectable()
-export class ControlPlane implements OnApplicationShutdown {
+export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly workerId = `${process.pid}-${randomUUID().slice(0, 8)}`;
   private readonly startedAt = new Date().toISOString();
   private readonly jobs = new Map<string, JobInFlight>();
@@ -185,6 +186,16 @@ export class ControlPlane implements OnApplicationShutdown {
     @Inject(CONTROL_OPTIONS) private readonly options: ControlPlaneOptions,
     @Inject(CONTROL_CLIENT) private readonly client: ClientProxy,
   ) {}
+
+  /**
+   * Opens the sending side now rather than on the first signal: Nest's client connects lazily,
+   * and a worker's first answer to a roll call would otherwise spend the call's whole wait
+   * connecting (a Redis Cluster's client first learns the slots). Not awaited: a Redis that is
+   * down at start-up is the start-up checks' and /health's to report.
+   */
+  onApplicationBootstrap(): void {
+    this.client.connect().catch(() => undefined);
+  }
 
   // ---- cancel a turn in flight ----
 
