@@ -182,7 +182,7 @@ export const CONFIG_VARIABLES = [
     'QUEUE_PREFIX',
     'queuePrefix',
     'chronicle',
-    'Prefix of every BullMQ key, so several installations can share one Redis.',
+    "The installation's name: it begins every Redis key and channel message (BullMQ's as `{<prefix>:<queue>}`), so several installations can share one Redis.",
     slug,
   ),
   v('HOST', 'host', '0.0.0.0', 'Interface the API listens on.', text),
