@@ -7,8 +7,8 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import Redis from 'ioredis';
 import { freePort } from './app-processes';
+import { withConnection } from './private-redis';
 
 const run = promisify(execFile);
 const START_TIMEOUT_MS = 30_000;
@@ -145,22 +145,10 @@ function startNode(dir: string, port: number): ClusterNode {
   return node;
 }
 
-async function command(port: number, name: string, ...args: string[]): Promise<string> {
-  const redis = new Redis({
-    host: '127.0.0.1',
-    port,
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: 2_000,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return String(await redis.call(name, ...args));
-  } finally {
-    redis.disconnect();
-  }
+function command(port: number, name: string, ...args: string[]): Promise<string> {
+  return withConnection(`redis://127.0.0.1:${port}`, async (redis) =>
+    String(await redis.call(name, ...args)),
+  );
 }
 
 async function ping(port: number): Promise<boolean> {

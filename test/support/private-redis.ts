@@ -173,20 +173,8 @@ export class PrivateRedis {
   }
 
   /** One short-lived connection for commands of the test's own. */
-  async command<T>(fn: (redis: Redis) => Promise<T>): Promise<T> {
-    const redis = new Redis(this.url, {
-      lazyConnect: true,
-      maxRetriesPerRequest: 0,
-      connectTimeout: 2_000,
-      retryStrategy: () => null,
-    });
-    redis.on('error', () => undefined);
-    try {
-      await redis.connect();
-      return await fn(redis);
-    } finally {
-      redis.disconnect();
-    }
+  command<T>(fn: (redis: Redis) => Promise<T>): Promise<T> {
+    return withConnection(this.url, fn);
   }
 
   /** What the server printed, for a failure message. */
@@ -199,6 +187,23 @@ export class PrivateRedis {
     await this.stopServer('kill').catch(() => undefined);
     live.delete(this);
     rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs `fn` on a connection of its own to one server: no retries, closed after. */
+export async function withConnection<T>(url: string, fn: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2_000,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return await fn(redis);
+  } finally {
+    redis.disconnect();
   }
 }
 

@@ -40,6 +40,12 @@ describe('asDependencyUnavailable', () => {
       'redis',
     ],
     [
+      'a Redis Cluster without a master for the slot',
+      new Error('CLUSTERDOWN The cluster is down'),
+      'redis',
+    ],
+    ['a Redis Cluster no seed answers', new Error('Failed to refresh slots cache.'), 'redis'],
+    [
       'a timed-out enqueue',
       new Error('enqueue narrate-turn timed out after 5000 ms (is Redis at redis://x up?)'),
       'redis',

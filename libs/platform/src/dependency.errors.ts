@@ -40,9 +40,10 @@ const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
 const PG_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|the database system is (starting up|shutting down)|does not allow connections|not currently accepting connections|terminating connection due to administrator command/i;
 // OOM: a full Redis under noeviction refuses writes until memory is freed; to a caller that is
-// the same as an unreachable one (try again shortly).
+// the same as an unreachable one (try again shortly). CLUSTERDOWN, TRYAGAIN and a failed slot
+// refresh: a Redis Cluster that is failing over or has lost a master.
 const REDIS_MESSAGES =
-  /OOM command not allowed|Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries per request|MaxRetriesPerRequest|enqueue .* timed out|ping timed out|LOADING|redis.* timed out|Command timed out/i;
+  /OOM command not allowed|Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries per request|MaxRetriesPerRequest|enqueue .* timed out|ping timed out|LOADING|redis.* timed out|Command timed out|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 
 function codeOf(error: unknown): string | undefined {
   let current: unknown = error;
