@@ -472,7 +472,7 @@ export const CONFIG_VARIABLES = [
     'TURN_STREAM_READERS',
     'turnStreamReaders',
     '2',
-    "Redis connections one API instance's stream followers share for their blocking reads, however many streams are open.",
+    "Redis connections one API instance's stream followers share for their blocking reads, however many streams are open (on a Redis Cluster: one per turn-stream shard in use, at most 16, whatever this says).",
     int(1, 64),
   ),
   v(
