@@ -17,8 +17,8 @@ import { RecordingClient } from '../faults/support/recording.client';
 jest.setTimeout(180_000);
 
 const CHAT = '/v1/chat/completions';
-/** 120 a minute with no burst: one request every 500 ms, whichever worker sends it. */
-const INTERVAL_MS = 500;
+/** 40 a minute with no burst: one request every 1.5 s, whichever worker sends it. */
+const INTERVAL_MS = 1_500;
 const K = 2;
 
 let system: AppSystem;
@@ -32,10 +32,18 @@ beforeAll(async () => {
       MODEL_LIMIT_BURST_SECONDS: '0',
       NARRATE_MAX_PER_USER: String(K),
       NARRATE_CONCURRENCY: '4',
+      // a loaded machine can stall a process past a short lock; no crash is tested here
+      NARRATE_LOCK_MS: '15000',
       // the adventure id rides on each request, so the test can tell whose turn a request is
       MODEL_PROMPT_CACHE_KEY: 'true',
     },
   });
+});
+
+/** Every process's first turns are slow (cold code, sandboxes forking): not what is measured. */
+beforeAll(async () => {
+  const warm = await newTurns('warm-up', 4);
+  await playAll(warm);
 });
 
 afterAll(async () => {
@@ -58,6 +66,19 @@ async function newAdventure(client: RecordingClient): Promise<string> {
   });
   ledger.created(id);
   return id;
+}
+
+/** `count` players of their own, one adventure each (made one by one: a loaded machine). */
+async function newTurns(
+  name: string,
+  count: number,
+): Promise<Array<{ client: RecordingClient; adventureId: string }>> {
+  const turns: Array<{ client: RecordingClient; adventureId: string }> = [];
+  for (let n = 0; n < count; n += 1) {
+    const client = await newPlayer(`${name}-${n}`);
+    turns.push({ client, adventureId: await newAdventure(client) });
+  }
+  return turns;
 }
 
 /** Acts on each adventure at once and follows every turn to its end. */
@@ -88,22 +109,18 @@ function narratedBy(): number[] {
 
 it('two workers share one requests-per-minute limit: together they send one request per interval', async () => {
   await system.explainFailure(async () => {
-    const players = await Promise.all([0, 1, 2, 3, 4, 5, 6, 7].map((n) => newPlayer(`rate-${n}`)));
-    const turns = await Promise.all(
-      players.map(async (client) => ({ client, adventureId: await newAdventure(client) })),
-    );
+    const turns = await newTurns('rate', 6);
     const before = system.fake.requestsTo(CHAT).length;
     const streams = await playAll(turns);
     expect(streams.map((s) => s.outcome)).toEqual(turns.map(() => 'done'));
     const requests = chatSince(before);
     expect(requests).toHaveLength(turns.length);
     const at = requests.map((r) => r.receivedAtPerf ?? 0);
-    // Each worker alone would have sent its four at once; under the shared limit the eight
-    // are spread one interval apart (less the jitter between a slot and its request).
-    for (let i = 1; i < at.length; i += 1) {
-      expect(at[i] - at[i - 1]).toBeGreaterThan(INTERVAL_MS * 0.6);
-    }
-    expect(at[at.length - 1] - at[0]).toBeGreaterThan((at.length - 1) * INTERVAL_MS - 250);
+    // Each worker alone would have sent its three at once; under the shared limit the six go
+    // one interval apart. A loaded machine delays a request after its slot by up to a few
+    // hundred ms, so: never more than two in one interval, and the whole spread as the slots.
+    expect(mostWithin(at, INTERVAL_MS)).toBeLessThanOrEqual(2);
+    expect(at[at.length - 1] - at[0]).toBeGreaterThan((at.length - 1) * INTERVAL_MS - INTERVAL_MS);
     // both processes narrated, so the spacing is their combined rate, not one worker's
     expect(narratedBy().every((count) => count > 0)).toBe(true);
   });
@@ -111,15 +128,12 @@ it('two workers share one requests-per-minute limit: together they send one requ
 
 it("a 429 with Retry-After pauses both workers' narrations, then every turn completes without spending an attempt", async () => {
   await system.explainFailure(async () => {
-    const players = await Promise.all([0, 1, 2, 3, 4, 5].map((n) => newPlayer(`pause-${n}`)));
-    const turns = await Promise.all(
-      players.map(async (client) => ({ client, adventureId: await newAdventure(client) })),
-    );
+    const turns = await newTurns('pause', 6);
     const waitsBefore = system.running('context-worker').map((w) => pauseWaits(w.logs()));
     system.fake.enqueue({
       path: CHAT,
       status: 429,
-      retryAfter: 3,
+      retryAfter: 5,
       errorMessage: 'Rate limit reached for requests',
     });
     const before = system.fake.requestsTo(CHAT).length;
@@ -128,9 +142,21 @@ it("a 429 with Retry-After pauses both workers' narrations, then every turn comp
     const requests = chatSince(before);
     // the 429, then one request per turn
     expect(requests).toHaveLength(turns.length + 1);
-    const [throttled, next] = requests;
-    // Without the pause the next turn's slot was 500 ms on: nothing went out for the 3 s asked.
-    expect((next.receivedAtPerf ?? 0) - (throttled.receivedAtPerf ?? 0)).toBeGreaterThan(2_900);
+    // Once the 429 is known (the pause is set before the worker logs it), nothing goes out
+    // until the 5 s asked have passed: a request admitted just before may still leave in the
+    // first moments, so the window starts 1.5 s on. Without the pause, slots fell every 1.5 s.
+    const pausedAt = Math.min(
+      ...system
+        .running('context-worker')
+        .flatMap((w) => w.logs())
+        .filter((line) => line.msg === 'the model provider answered 429: narrations pause')
+        .map((line) => Date.parse(String(line.time))),
+    );
+    expect(Number.isFinite(pausedAt)).toBe(true);
+    const during = requests.filter(
+      (r) => r.receivedAt > pausedAt + 1_500 && r.receivedAt < pausedAt + 4_700,
+    );
+    expect(during).toHaveLength(0);
     // Every worker held its turns for the pause (the ones it had at the time).
     const waitsAfter = system.running('context-worker').map((w) => pauseWaits(w.logs()));
     expect(waitsAfter.every((count, i) => count > waitsBefore[i])).toBe(true);
@@ -146,7 +172,6 @@ it("a 429 with Retry-After pauses both workers' narrations, then every turn comp
 
 it('one user over K waits in line (never more than K narrating) while another user goes ahead; all end Narrated', async () => {
   await system.explainFailure(async () => {
-    // a 3 s narration, so without the limit the flood's five would all overlap
     system.fake.setDefaultReply({
       text: 'The keeper waves you across the bridge.',
       chunks: 6,
@@ -189,7 +214,8 @@ it('the whole log holds: every acknowledged turn once, one terminal event each, 
   });
   expectCleanHistory(report);
   expect(report.lost + report.duplicated).toBe(0);
-  expect(report.terminals).toEqual({ Narrated: 20 });
+  expect(report.terminals).toEqual({ Narrated: report.acknowledged });
+  expect(report.acknowledged).toBe(4 + 6 + 6 + 6);
 });
 
 function pauseWaits(logs: Array<Record<string, unknown>>): number {
@@ -198,6 +224,16 @@ function pauseWaits(logs: Array<Record<string, unknown>>): number {
       (line.msg === 'turn waits' && String(line.reason).includes('429')) ||
       line.msg === 'the model provider answered 429: narrations pause',
   ).length;
+}
+
+/** The most of the sorted times `at` that fall within one window of `windowMs`. */
+function mostWithin(at: number[], windowMs: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; j < at.length; j += 1) {
+    while (at[j] - at[i] >= windowMs) i += 1;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
 }
 
 /** The most requests in flight at one moment (from arrival to the response's end). */
