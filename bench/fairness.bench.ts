@@ -38,7 +38,7 @@ const BENCH_ENV: Record<string, string> = {
   DATABASE_POOL_SIZE: '10',
   NARRATE_LOCK_MS: '30000',
   OUTBOX_SWEEP_INTERVAL_MS: '5000',
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: 'info',
 };
 
 const MARKER = /\[fair (\d+)\.(\d+)\]/g;

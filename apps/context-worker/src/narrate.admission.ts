@@ -169,14 +169,12 @@ export class NarrateAdmission {
     const leaseMs = this.config.narrateLockMs;
     const renew = setInterval(
       () => {
-        leases
-          .extend(userId, jobId, leaseMs)
-          .catch((error: unknown) =>
-            this.logger.warn({
-              msg: "could not renew the turn's user slot",
-              error: describeError(error),
-            }),
-          );
+        leases.extend(userId, jobId, leaseMs).catch((error: unknown) =>
+          this.logger.warn({
+            msg: "could not renew the turn's user slot",
+            error: describeError(error),
+          }),
+        );
       },
       Math.max(100, Math.floor(leaseMs / 3)),
     );
@@ -242,14 +240,12 @@ export function providerLimitedClient(
         for await (const event of client.streamNarration(request, signal)) {
           if (event.type === 'done') {
             const tokens = event.usage.promptTokens + event.usage.completionTokens;
-            limiter
-              .recordUsage(tokens)
-              .catch((error: unknown) =>
-                logger.warn({
-                  msg: "could not charge a narration's tokens",
-                  error: describeError(error),
-                }),
-              );
+            limiter.recordUsage(tokens).catch((error: unknown) =>
+              logger.warn({
+                msg: "could not charge a narration's tokens",
+                error: describeError(error),
+              }),
+            );
           }
           yield event;
         }
