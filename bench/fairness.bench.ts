@@ -9,11 +9,10 @@
 //   3. the same flood with the per-user limit off (NARRATE_MAX_PER_USER=0, the worker restarted),
 //      to show what the limit is for.
 // The target: phase 2's p99 within 2× of phase 1's.
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { AppSystem, readTurnStream, type AppProcess } from '@chronicle/testing';
 import { seededRandom } from '../libs/context/src/testing';
-import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-server';
+import { ModelCalls, postMarkedAction } from './model-calls';
 import { ms, summarize, type Timing } from './stats';
 
 const PLAYERS = 10;
@@ -41,39 +40,9 @@ const BENCH_ENV: Record<string, string> = {
   LOG_LEVEL: 'info',
 };
 
-const MARKER = /\[fair (\d+)\.(\d+)\]/g;
 const REPLY =
   'The ferryman takes your coin without a word and poles out into the fog. Behind you the ' +
   'lanterns of the town shrink to sparks; ahead, something large turns over in the water.';
-
-/** Model requests by the marker of the action that caused them. */
-class ModelCalls {
-  private readonly byMarker = new Map<string, RecordedRequest>();
-
-  readonly reply = (request: RecordedRequest): FakeScript => {
-    const marker = lastMarker(promptOf(request.body));
-    if (marker) this.byMarker.set(marker, request);
-    return { text: REPLY, chunks: CHUNKS, delayMs: CHUNK_DELAY_MS };
-  };
-
-  take(marker: string): RecordedRequest | undefined {
-    const request = this.byMarker.get(marker);
-    this.byMarker.delete(marker);
-    return request;
-  }
-}
-
-function promptOf(body: unknown): string {
-  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
-  if (typeof b.prompt === 'string') return b.prompt;
-  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-}
-
-function lastMarker(prompt: string): string | null {
-  let last: string | null = null;
-  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
-  return last;
-}
 
 class Player {
   private turns = 0;
@@ -89,21 +58,15 @@ class Player {
   /** One turn to its `done`; the POST → model request interval. */
   async playTurn(): Promise<number> {
     const marker = `${this.index}.${++this.turns}`;
-    const postedAt = performance.now();
-    const response = await fetch(`${this.apiUrl}/v1/adventures/${this.adventureId}/actions`, {
-      method: 'POST',
-      headers: { ...this.headers, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        type: 'do',
-        text: `pay the ferryman [fair ${marker}]`,
-        id: randomUUID(),
-      }),
-    });
-    const body = (await response.json()) as { stream?: string };
-    if (response.status !== 202 || !body.stream) {
-      throw new Error(`POST actions: ${response.status} ${JSON.stringify(body)}`);
-    }
-    const stream = await readTurnStream(`${this.apiUrl}${body.stream}`, {
+    const { postedAt, stream: path } = await postMarkedAction(
+      this.apiUrl,
+      this.headers,
+      this.adventureId,
+      'pay the ferryman',
+      this.index,
+      this.turns,
+    );
+    const stream = await readTurnStream(`${this.apiUrl}${path}`, {
       headers: this.headers,
       timeoutMs: 300_000,
     });
@@ -211,7 +174,7 @@ function drainOutput(processes: AppProcess[]): void {
 }
 
 export default async function fairnessBench(): Promise<string> {
-  const calls = new ModelCalls();
+  const calls = new ModelCalls({ text: REPLY, chunks: CHUNKS, delayMs: CHUNK_DELAY_MS });
   const system = await AppSystem.start({
     apps: ['api', 'context-worker'],
     env: BENCH_ENV,

@@ -35,10 +35,14 @@ export const ADMISSION_REDIS = Symbol('ADMISSION_REDIS');
 /** The provider key's shared limiter; null with the offline narrator (nothing to limit). */
 export const PROVIDER_LIMITER = Symbol('PROVIDER_LIMITER');
 
-/** A waiter asks again after this long even when no release wakes it (a wake can be lost). */
-const LINE_RECHECK_MS = 5_000;
+/**
+ * A waiter asks again after this long even when no release wakes it (a wake can be lost in a
+ * race with its own delay). Long, because every waiter asking costs a fetch and a script: a user
+ * with a hundred turns in line would otherwise keep the workers busy bouncing them.
+ */
+const LINE_RECHECK_MS = 15_000;
 /** A waiter that has not asked for this long leaves the line (its job is gone). */
-const LINE_STALE_MS = 30_000;
+const LINE_STALE_MS = 4 * LINE_RECHECK_MS;
 /** A provider slot this close is waited for in the job; a later one sends the job back delayed. */
 const IN_JOB_WAIT_MS = 1_000;
 /** How long a turn waits when Redis or Postgres cannot answer the admission. */
