@@ -198,7 +198,7 @@ export class NarrateAdmission {
       const next = await this.leases.release(userId, jobId);
       // Not awaited: the next turns' wake-up is no part of this one, and a lost wake is only
       // late (the waiter asks again after LINE_RECHECK_MS).
-      if (next.length > 0) void this.wake(next);
+      if (next.length > 0) void this.wake(next).catch(() => undefined);
     } catch (error) {
       // The lease expires by itself within NARRATE_LOCK_MS.
       this.logger.warn({ msg: "could not free the turn's user slot", error: describeError(error) });
