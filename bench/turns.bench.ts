@@ -31,8 +31,8 @@ import * as os from 'node:os';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { AppSystem, readTurnStream, withAdminClient, type AppProcess } from '@chronicle/testing';
 import { seededRandom } from '../libs/context/src/testing';
-import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-server';
 import { appendHistory } from './history';
+import { ModelCalls, postMarkedAction } from './model-calls';
 import { ms, summarize, type Timing } from './stats';
 
 const SINGLE_TURNS = 200;
@@ -80,10 +80,6 @@ const BENCH_ENV: Record<string, string> = {
     : {}),
 };
 
-// Each player action carries a marker, so the model request it caused can be told apart from
-// the other adventures' (the prompt replays earlier actions too: the last marker is this turn's).
-const MARKER = /\[bench (\d+)\.(\d+)\]/g;
-
 const REPLY =
   'Rain needles across the harbour roofs and the lamps along the quay gutter. Somewhere ' +
   'below, the tide sucks at the pilings and a bell answers it. You find a chalk mark on the ' +
@@ -101,38 +97,6 @@ interface TurnSample {
   doneAt: number;
 }
 
-/** Model requests by marker, recorded as they arrive. */
-class ModelCalls {
-  private readonly byMarker = new Map<string, RecordedRequest>();
-
-  readonly reply = (request: RecordedRequest): FakeScript => {
-    if (request.path === '/v1/chat/completions' || request.path === '/v1/completions') {
-      const marker = lastMarker(promptOf(request.body));
-      if (marker) this.byMarker.set(marker, request);
-    }
-    // cached_tokens from the prefix the fake saw (OpenAI's rule, per prompt_cache_key)
-    return { text: REPLY, chunks: 8 };
-  };
-
-  take(marker: string): RecordedRequest | undefined {
-    const request = this.byMarker.get(marker);
-    this.byMarker.delete(marker);
-    return request;
-  }
-}
-
-function promptOf(body: unknown): string {
-  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
-  if (typeof b.prompt === 'string') return b.prompt;
-  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-}
-
-function lastMarker(prompt: string): string | null {
-  let last: string | null = null;
-  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
-  return last;
-}
-
 class Player {
   private turns = 0;
 
@@ -146,23 +110,20 @@ class Player {
 
   async playTurn(): Promise<TurnSample> {
     const marker = `${this.index}.${++this.turns}`;
-    const postedAt = performance.now();
-    const response = await fetch(`${this.apiUrl}/v1/adventures/${this.adventureId}/actions`, {
-      method: 'POST',
-      headers: { ...this.headers, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        type: 'do',
-        text: `read the chalk mark by the door [bench ${marker}]`,
-        id: randomUUID(),
-      }),
-    });
-    const body = (await response.json()) as { stream?: string };
-    const acceptedAt = performance.now();
-    if (response.status !== 202 || !body.stream) {
-      throw new Error(`POST actions: ${response.status} ${JSON.stringify(body)}`);
-    }
+    const {
+      postedAt,
+      acceptedAt,
+      stream: path,
+    } = await postMarkedAction(
+      this.apiUrl,
+      this.headers,
+      this.adventureId,
+      'read the chalk mark by the door',
+      this.index,
+      this.turns,
+    );
     let doneAt = 0;
-    const stream = await readTurnStream(`${this.apiUrl}${body.stream}`, {
+    const stream = await readTurnStream(`${this.apiUrl}${path}`, {
       headers: this.headers,
       timeoutMs: 30_000,
       onFrame: (frame) => {
@@ -396,7 +357,8 @@ function drainOutput(processes: AppProcess[]): void {
 }
 
 export default async function turnsBench(): Promise<string> {
-  const calls = new ModelCalls();
+  // cached_tokens from the prefix the fake saw (OpenAI's rule, per prompt_cache_key)
+  const calls = new ModelCalls({ text: REPLY, chunks: 8 });
   const system = await AppSystem.start({
     apps: ['api', 'context-worker', 'memory-worker'],
     env: BENCH_ENV,

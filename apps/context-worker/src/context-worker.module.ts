@@ -11,6 +11,7 @@ import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { TurnScripts } from './turn-scripts';
 import type { WorkerOptions } from 'bullmq';
 import { modelClientProviders } from './model-client.provider';
+import { admissionProviders } from './narrate.admission';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { NarrateProcessor } from './narrate.processor';
 import { TurnReconciler } from './turn.reconciler';
@@ -61,6 +62,7 @@ export class ContextWorkerModule {
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         ...modelClientProviders,
+        ...admissionProviders,
         NarrateTurnUseCase,
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },

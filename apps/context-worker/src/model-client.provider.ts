@@ -8,6 +8,8 @@ import {
   type ModelClient,
 } from '@chronicle/llm';
 import type { AppConfig } from '@chronicle/platform';
+import type { ProviderLimiter } from '@chronicle/queue';
+import { PROVIDER_LIMITER, providerLimitedClient } from './narrate.admission';
 import { WORKER_CONFIG } from './worker-config.token';
 
 export const MODEL_CLIENT = Symbol('MODEL_CLIENT');
@@ -20,8 +22,8 @@ export class NarratorLabel {
 export const modelClientProviders: Provider[] = [
   {
     provide: MODEL_CLIENT,
-    inject: [WORKER_CONFIG],
-    useFactory: (config: AppConfig): ModelClient => {
+    inject: [WORKER_CONFIG, PROVIDER_LIMITER],
+    useFactory: (config: AppConfig, limiter: ProviderLimiter | null): ModelClient => {
       const offline = isOfflineConfig({ apiKey: config.modelApiKey });
       // Once, at start-up, so an operator sees which narrator is live; the key never appears.
       new Logger('ModelClient').log(
@@ -34,7 +36,8 @@ export const modelClientProviders: Provider[] = [
               defaultModel: config.modelName,
             },
       );
-      return createModelClient(modelConfigOf(config));
+      // Every narration's usage and 429s reach the provider key's limiter, shared by all workers.
+      return providerLimitedClient(createModelClient(modelConfigOf(config)), limiter);
     },
   },
   {

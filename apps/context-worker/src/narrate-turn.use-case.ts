@@ -33,6 +33,7 @@ import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { WORKER_CONFIG } from './worker-config.token';
 import { TurnScripts, type ContextScripts } from './turn-scripts';
+import { providerPauseMs } from './narrate.admission';
 
 export interface NarrateTurnInput {
   adventureId: string;
@@ -446,6 +447,12 @@ export class NarrateTurnUseCase {
         error: describeError(error),
       });
       return { status: 'skipped', reason: 'fenced' };
+    }
+    // A 429 paused the provider's narrations on every worker (see narrate.admission.ts): this
+    // turn waits with them, spending no attempt, rather than retrying on its own.
+    const pauseMs = providerPauseMs(error);
+    if (pauseMs !== null) {
+      throw new TurnDeferredError(input.turnId, pauseMs, 'the model provider asked to wait (429)');
     }
     const unavailable = asDependencyUnavailable(error);
     if (unavailable) {

@@ -11,6 +11,7 @@ import {
   TurnReleasedError,
   type NarrateOutcome,
 } from './narrate-turn.use-case';
+import { NarrateAdmission } from './narrate.admission';
 import { WORKER_CONFIG } from './worker-config.token';
 
 /** The jobs this processor answers, checked against the registry at start-up. */
@@ -34,6 +35,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly admission: NarrateAdmission,
   ) {
     super();
   }
@@ -56,6 +58,13 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     const attempt = job.attemptsMade + 1;
     const jobId = job.id ?? '';
     return withLogContext({ adventureId, turnId, jobId, attempt }, async () => {
+      // The user's share and the provider's limits, shared by every worker: a turn over them
+      // goes back to the queue delayed, without spending an attempt (see narrate.admission.ts).
+      const admission = await this.admission.admit(job);
+      if (admission.status === 'waiting') {
+        await job.moveToDelayed(admission.untilMs, token);
+        throw new DelayedError(admission.reason);
+      }
       const untrack = this.controlPlane.trackJob({
         jobId,
         queue: QueueName.Narrate,
@@ -84,6 +93,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
         throw error;
       } finally {
         untrack();
+        await admission.release();
       }
     });
   }

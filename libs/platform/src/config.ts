@@ -61,6 +61,13 @@ export interface AppConfig {
   trustProxy: TrustProxy;
   /** The models an adventure's settings.model may name; empty: MODEL_NAME alone. */
   modelAllowed: string[];
+  /** Requests per minute to the model provider (MODEL_BASE_URL + MODEL_API_KEY); 0: no limit. */
+  modelRequestsPerMinute: number;
+  /** Tokens per minute to the model provider; 0: no limit. */
+  modelTokensPerMinute: number;
+  modelLimitBurstSeconds: number;
+  /** K: the turns of one user that narrate at once, across every worker; 0: no limit. */
+  narrateMaxPerUser: number;
 }
 
 /** Express's `trust proxy`: false, true, a hop count, or addresses/subnets of the proxies. */
@@ -506,6 +513,34 @@ export const CONFIG_VARIABLES = [
         .split(',')
         .map((model) => model.trim())
         .filter((model) => model !== ''),
+  ),
+  v(
+    'MODEL_REQUESTS_PER_MINUTE',
+    'modelRequestsPerMinute',
+    '0',
+    "Narration requests per minute this installation's workers together send to the model provider key (MODEL_BASE_URL + MODEL_API_KEY), counted in Redis; a turn over it waits for its slot (no attempt spent). 0: no limit.",
+    int(0, 10_000_000),
+  ),
+  v(
+    'MODEL_TOKENS_PER_MINUTE',
+    'modelTokensPerMinute',
+    '0',
+    "Tokens (prompt + completion) per minute the workers together spend on that key's narrations: each request reserves the key's recent average and is charged its real usage afterwards. 0: no limit.",
+    int(0, 2_000_000_000),
+  ),
+  v(
+    'MODEL_LIMIT_BURST_SECONDS',
+    'modelLimitBurstSeconds',
+    '10',
+    'How far ahead of the steady rate the two limits above let a burst run, in seconds of it (60 RPM with 10: 10 requests at once, then one a second).',
+    int(0, 60),
+  ),
+  v(
+    'NARRATE_MAX_PER_USER',
+    'narrateMaxPerUser',
+    '4',
+    "Turns of one user (an adventure's owner) that narrate at once across every context worker; the others wait in line, oldest first, without spending an attempt. 0: no limit.",
+    int(0, 10_000),
   ),
 ] as const satisfies readonly VariableSpec<keyof AppConfig>[];
 
