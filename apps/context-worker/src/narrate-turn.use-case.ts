@@ -28,7 +28,7 @@ import {
   TurnCancelledSignal,
   type AppConfig,
 } from '@chronicle/platform';
-import { TurnStreamPublisher } from '@chronicle/turn-stream';
+import { scriptMessageFrames, TurnStreamPublisher } from '@chronicle/turn-stream';
 import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -402,7 +402,7 @@ export class NarrateTurnUseCase {
     // the winner's to announce).
     if (!handled.duplicate) {
       const written = await this.stream.publishFenced(turnId, input.fence, [
-        ...messageFrames(handled.events),
+        ...scriptMessageFrames(handled.events),
         { event: 'stopped', data: { message } },
       ]);
       if (!written)
@@ -421,7 +421,7 @@ export class NarrateTurnUseCase {
     token: string,
     events: readonly { type: string; data: unknown }[],
   ): Promise<void> {
-    const frames = messageFrames(events);
+    const frames = scriptMessageFrames(events);
     if (frames.length > 0) await this.stream.publishFenced(turnId, token, frames);
   }
 
@@ -581,16 +581,4 @@ export function failureOf(error: unknown): TurnFailure {
     return { code: FAILURE_CODE_OF_KIND[error.kind], message: error.playerMessage };
   }
   return { code: 'internal', message: NARRATION_FAILURE_MESSAGES.internal };
-}
-
-/** The stream frames of the script messages among the appended events. */
-function messageFrames(
-  events: readonly { type: string; data: unknown }[],
-): { event: 'message'; data: { text: string; visibleTo?: string[] } }[] {
-  return events
-    .filter((event) => event.type === 'ScriptMessagePosted')
-    .map((event) => {
-      const data = event.data as { message: string; visibleTo?: string[] };
-      return { event: 'message' as const, data: { text: data.message, visibleTo: data.visibleTo } };
-    });
 }

@@ -23,9 +23,7 @@ import { adventureIdOfStream, NARRATION_FAILURE_MESSAGES } from '@chronicle/adve
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
 import { JobName, jobOptions, QueueName, QueueProducer } from '@chronicle/queue';
-import { TURN_STREAM_REDIS } from '@chronicle/turn-stream';
 import type { Job } from 'bullmq';
-import type Redis from 'ioredis';
 import { type Kysely, sql } from 'kysely';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -59,7 +57,6 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     @Inject(EVENT_STORE_DB) private readonly db: Kysely<Database>,
     private readonly producer: QueueProducer,
-    @Inject(TURN_STREAM_REDIS) private readonly redis: Redis,
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
@@ -153,10 +150,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       const job = (await queue.getJob(jobId)) as Job | undefined;
       const state = job ? await job.getState() : 'missing';
       let repair = !ALIVE.has(state);
-      if (
-        state === 'active' &&
-        !(await this.redis.exists(`${this.config.queuePrefix}:${QueueName.Narrate}:${jobId}:lock`))
-      ) {
+      if (state === 'active' && !(await this.producer.holdsLock(QueueName.Narrate, jobId))) {
         // BullMQ's own stalled check takes an active job without a lock back; only one that is
         // still stuck on the next pass is ours to repair.
         unlocked.add(jobId);
@@ -239,9 +233,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
    * and a pass with nothing owed writes nothing).
    */
   private async memoryAfterDataLoss(db: Kysely<Database>): Promise<number> {
-    const marker = `${this.config.queuePrefix}:reconciler:epoch`;
-    const fresh = await this.redis.set(marker, new Date().toISOString(), 'NX');
-    if (fresh !== 'OK') return 0;
+    if (!(await this.producer.lostDataSinceLastAsked())) return 0;
     const rows = await db
       .selectFrom('outbox')
       .select(sql<string>`payload->>'adventureId'`.as('adventure_id'))

@@ -109,6 +109,24 @@ export class QueueProducer {
     return queue;
   }
 
+  /**
+   * Whether a worker holds the lock of the active job `jobId` now (BullMQ's lock key, named by
+   * the queue): an active job without one has stalled.
+   */
+  async holdsLock(name: QueueName, jobId: string): Promise<boolean> {
+    return (await this.connection.exists(`${this.queue(name).toKey(jobId)}:lock`)) === 1;
+  }
+
+  /**
+   * True the first time it is asked on a Redis that does not hold this installation's marker: a
+   * new Redis, or one that lost its data (a restart without persistence, a FLUSHALL), so every
+   * job it held is gone. Sets the marker, so the next call answers false.
+   */
+  async lostDataSinceLastAsked(): Promise<boolean> {
+    const marker = `${this.config.prefix}:reconciler:epoch`;
+    return (await this.connection.set(marker, new Date().toISOString(), 'NX')) === 'OK';
+  }
+
   async ping(timeoutMs = 1_000): Promise<boolean> {
     try {
       const answer = await withTimeout(this.connection.ping(), timeoutMs, 'ping timed out');
