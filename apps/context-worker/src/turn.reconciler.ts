@@ -22,7 +22,7 @@ import {
 import { adventureIdOfStream, NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
-import { JobName, jobOptions, QueueName, QueueProducer } from '@chronicle/queue';
+import { JobName, narrateJobId, QueueName, QueueProducer } from '@chronicle/queue';
 import type { Job } from 'bullmq';
 import { type Kysely, sql } from 'kysely';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
@@ -146,7 +146,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
         if (await this.end(adventureId, turnId, 'deadline', row.requeues)) report.deadline++;
         continue;
       }
-      const jobId = jobOptions(JobName.NarrateTurn, { adventureId, turnId }).jobId as string;
+      const jobId = narrateJobId(turnId);
       const job = (await queue.getJob(jobId)) as Job | undefined;
       const state = job ? await job.getState() : 'missing';
       let repair = !ALIVE.has(state);

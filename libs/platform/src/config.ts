@@ -269,7 +269,7 @@ export const CONFIG_VARIABLES = [
     'NARRATE_ATTEMPTS',
     'narrateAttempts',
     '3',
-    'Attempts per turn before NarrationFailed is recorded.',
+    'Attempts per turn before NarrationFailed is recorded; fixed when the turn is enqueued, and read back from the job by the worker.',
     int(1, 20),
   ),
   v(

@@ -25,7 +25,7 @@ export interface QueueConfig {
   redisUrl: string;
   /** BullMQ key prefix; tests use one per file so they never see each other's jobs. */
   prefix: string;
-  /** Attempts per job name, overriding the registry's default (NARRATE_ATTEMPTS, say). */
+  /** Attempts per job name, over the registry's DEFAULT_ATTEMPTS (NARRATE_ATTEMPTS, say). */
   attempts?: Partial<Record<JobName, number>>;
 }
 
@@ -64,9 +64,7 @@ export class QueueProducer {
     payload: JobPayloads[J],
     options: EnqueueOptions = {},
   ): Promise<{ jobId: string | undefined }> {
-    const opts = jobOptions(jobName, payload);
-    const attempts = this.config.attempts?.[jobName];
-    if (attempts !== undefined) opts.attempts = attempts;
+    const opts = jobOptions(jobName, payload, this.config.attempts);
     if (options.jobId !== undefined) opts.jobId = safeJobId(options.jobId);
     const queue = this.queue(queueOf(jobName));
     // Before the first connect BullMQ waits for Redis without a bound; the race
