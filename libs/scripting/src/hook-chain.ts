@@ -79,6 +79,7 @@ export function ownerError(script: { name: string }, hook: HookName, message: st
   return `${script.name} (${hook}): ${message}`;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the chain's one loop: each script's run, its time budget, and what it hands the next (text, cards, memory, messages), in the scripts' position order
 export async function runHookChain(
   runner: HookRunner,
   input: HookChainInput,
