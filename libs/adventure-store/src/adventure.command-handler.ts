@@ -88,7 +88,6 @@ export function toRecorded(event: StoredEvent): RecordedAdventureEvent {
   } as RecordedAdventureEvent;
 }
 
-/** Folds stored events onto a state nobody else holds, in place; returns it. */
 /**
  * The ids of the events one command appends: the first is the command's key itself (so the key
  * of a player's action is the id of the event that records it, and a resend is found by it), the
@@ -100,6 +99,7 @@ export function eventIdsFor(key: string, count: number): string[] {
   );
 }
 
+/** Folds stored events onto a state nobody else holds, in place; returns it. */
 function foldOnto(state: AdventureState, events: readonly StoredEvent[]): AdventureState {
   for (const event of events) evolveInPlace(state, toRecorded(event));
   return state;

@@ -259,7 +259,7 @@ export interface NarratedData {
 
 export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };
 export type AdventureEdited = { type: 'AdventureEdited'; data: AdventureEditedData };
-/** `source`: set when a script's hook run made the change (spec §3.3). */
+/** `source`: set when a script's hook run made the change (docs/scripting.md §3.3). */
 export type StoryCardAdded = {
   type: 'StoryCardAdded';
   data: { card: StoryCard; source?: ScriptSource };

@@ -1,4 +1,4 @@
-// One hook across every enabled script of an adventure, in position order (spec §3.4): text
+// One hook across every enabled script of an adventure, in position order (docs/scripting.md §3.4): text
 // flows from one script to the next, `stop` ends the chain, each script keeps a private `state`
 // while the story cards are one shared array, a later script wins per `state.memory` field, and
 // a failed script contributes nothing. A per-turn budget caps the time all of it may take.
@@ -74,7 +74,7 @@ export interface HookChainResult {
   spentMs: number;
 }
 
-/** "<script> (<hook>): <message>", the owner-facing error (no host paths, spec S12). */
+/** "<script> (<hook>): <message>", the owner-facing error (no host paths, docs/scripting.md, S12). */
 export function ownerError(script: { name: string }, hook: HookName, message: string): string {
   return `${script.name} (${hook}): ${message}`;
 }

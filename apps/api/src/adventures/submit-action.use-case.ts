@@ -113,7 +113,7 @@ export class SubmitActionUseCase {
   }
 
   /**
-   * onInput, before PlayerActed (spec §3.1): the adventure's enabled scripts on the formatted
+   * onInput, before PlayerActed (docs/scripting.md §3.1): the adventure's enabled scripts on the formatted
    * input, after the resend check (a known action id runs nothing). undefined when there is
    * nothing to run; the decider then writes the typed text as before.
    */
