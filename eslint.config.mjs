@@ -2,6 +2,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+/** The pure domain libraries: functions over plain data (docs/ARCHITECTURE.md). */
+const PURE = ['narrative', 'context', 'scripting', 'adventure', 'lore', 'memory'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
@@ -24,6 +27,7 @@ export default tseslint.config(
       'libs/adventure/**/*.ts',
       'libs/lore/**/*.ts',
       'libs/memory/**/*.ts',
+      'libs/scripting/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [
@@ -32,7 +36,7 @@ export default tseslint.config(
           patterns: [
             {
               group: ['@nestjs/*', 'pg', 'kysely', 'ioredis', 'bullmq', 'openai'],
-              message: 'the pure libs (context, narrative, adventure, memory) are domain code.',
+              message: `the pure libs (${PURE.join(', ')}) are domain code.`,
             },
             {
               group: [
@@ -58,8 +62,7 @@ export default tseslint.config(
     { lib: 'narrative', allowed: [] },
     { lib: 'context', allowed: ['narrative'] },
     { lib: 'scripting', allowed: [] },
-    // context: only for the lore fields of StoryCard, until the adventure's card has its own type.
-    { lib: 'adventure', allowed: ['narrative', 'scripting', 'context'] },
+    { lib: 'adventure', allowed: ['narrative', 'scripting'] },
     { lib: 'lore', allowed: ['adventure', 'context'] },
     { lib: 'memory', allowed: ['adventure', 'context'] },
     { lib: 'platform', allowed: [] },
@@ -67,6 +70,16 @@ export default tseslint.config(
     { lib: 'llm', allowed: [] },
     { lib: 'queue', allowed: ['platform'] },
     { lib: 'turn-stream', allowed: ['platform'] },
+    { lib: 'script-sandbox', allowed: ['platform', 'scripting'] },
+    {
+      lib: 'adventure-store',
+      allowed: [...PURE, 'event-store', 'queue', 'platform'],
+    },
+    { lib: 'accounts', allowed: ['adventure', 'event-store', 'llm', 'platform'] },
+    {
+      lib: 'memory-store',
+      allowed: [...PURE, 'accounts', 'adventure-store', 'event-store', 'llm', 'platform'],
+    },
   ].map(({ lib, allowed }) => ({
     files: [`libs/${lib}/src/**/*.ts`],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**'],

@@ -1,4 +1,4 @@
-// The script sandbox (spec/scripting.md §4.3, issue 17): Chronicle's overhead per hook with
+// The script sandbox (docs/scripting.md §4.3, issue 17): Chronicle's overhead per hook with
 // empty scripts, an Auto-Cards-sized script with card and state churn, what an endless loop
 // costs its turn, and whether one hostile script among 50 concurrent turns slows the others.
 // Each figure is a hook run as the turn path makes it: `runHookChain` over the real pool of

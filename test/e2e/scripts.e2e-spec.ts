@@ -1,4 +1,4 @@
-// Scenario scripts through the built apps (spec/scripting.md §0, §4): the HTTP surface, the
+// Scenario scripts through the built apps (docs/scripting.md §0, §4): the HTTP surface, the
 // save-time checks, and onInput on the turn path with the fake model as the narrator. What is
 // asserted is what the log holds, what the stream sends and what the model was asked.
 import { AppSystem } from '@chronicle/testing';

@@ -1,15 +1,15 @@
 // A small Server-Sent Events client over fetch, for the turn stream: it parses
 // `id:`/`event:`/`data:` frames, reconnects with Last-Event-ID when the
 // connection drops before the final frame, and keeps the narration text the
-// way a player's screen would (a `reset` clears what was shown).
+// way a player's screen would (a `reset` clears what was shown). Each message's `event:` and
+// `data:` are decoded by libs/turn-stream's decodeFrame, the decoder the API's reader uses, so a
+// frame the union does not know fails the test that reads it.
+import { decodeFrame, type TurnFrame } from '@chronicle/turn-stream';
 
-export interface SseFrame {
+export type SseFrame = TurnFrame & {
   id?: string;
-  event: string;
-  /** the `data:` lines joined by newlines, parsed as JSON when possible */
-  data: unknown;
   raw: string;
-}
+};
 
 /** Splits an SSE byte stream into frames; feed it text, it returns the complete frames. */
 export class SseParser {
@@ -49,13 +49,7 @@ function parseBlock(block: string): SseFrame | null {
   if (fields === 0) return null;
   if (data.length === 0 && id === undefined) return null;
   const text = data.join('\n');
-  let parsed: unknown = text;
-  try {
-    parsed = text === '' ? null : JSON.parse(text);
-  } catch {
-    // not JSON: keep the text
-  }
-  return { id, event, data: parsed, raw: block };
+  return { id, ...decodeFrame(event, text === '' ? undefined : text), raw: block };
 }
 
 export interface TurnStreamResult {
@@ -171,10 +165,9 @@ export async function readTurnStream(
 }
 
 function apply(result: TurnStreamResult, frame: SseFrame): void {
-  const data = frame.data as { text?: unknown } | null;
   switch (frame.event) {
     case 'chunk':
-      if (data && typeof data.text === 'string') result.text += data.text;
+      if (typeof frame.data?.text === 'string') result.text += frame.data.text;
       break;
     case 'reset':
       result.text = '';

@@ -1,5 +1,10 @@
 import { LIMITS } from '@chronicle/adventure';
-import { base64Json, characterCardV2, pngWithText, sillyTavernWorld } from '@chronicle/lore';
+import {
+  base64Json,
+  characterCardV2,
+  pngWithText,
+  sillyTavernWorld,
+} from '@chronicle/lore/testing';
 import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
 
 // The story-card lore routes over HTTP, on the real API, Postgres and Redis.

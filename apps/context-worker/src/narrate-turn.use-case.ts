@@ -1,7 +1,7 @@
+/* eslint-disable max-lines -- a turn's steps (prompt, reply, record) and the failure path that classifies what they throw (retry, defer, release, record) stay in one class, so each error is read beside the step that raises it; the model stream is apart in reply.stream.ts */
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import {
-  NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
   TurnNotInFlightError,
   type NarrationFailureCode,
@@ -10,17 +10,17 @@ import {
   type Keyed,
   type ModelCallUsage,
   type ScriptEffects,
-  type Usage,
 } from '@chronicle/adventure';
 import {
   AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
   deterministicEventId,
+  type ScriptHookBase,
 } from '@chronicle/adventure-store';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
-import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
-import { parseReply, ProseStreamFilter, referee } from '@chronicle/narrative';
+import { isModelError, type ModelClient } from '@chronicle/llm';
+import { parseReply, referee } from '@chronicle/narrative';
 import {
   asDependencyUnavailable,
   ControlPlane,
@@ -28,8 +28,9 @@ import {
   TurnCancelledSignal,
   type AppConfig,
 } from '@chronicle/platform';
-import { TurnStreamPublisher } from '@chronicle/turn-stream';
-import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
+import { scriptMessageFrames, TurnStreamPublisher } from '@chronicle/turn-stream';
+import { failureOf, onlyBlockError, type TurnFailure } from './narration-failure.code';
+import { Fence, streamReply, type StreamedReply } from './reply.stream';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { WORKER_CONFIG } from './worker-config.token';
 import { TurnScripts, type ContextScripts } from './turn-scripts';
@@ -57,12 +58,6 @@ export type NarrateOutcome =
   /** onModelContext stopped the turn: no model call (the player action stays). */
   | { status: 'stopped'; message: string };
 
-/** Why a turn failed, as recorded in NarrationFailed and sent in the stream's `error` frame. */
-export interface TurnFailure {
-  code: NarrationFailureCode;
-  message: string;
-}
-
 /**
  * The worker is shutting down mid-turn: the job goes back to the queue for another worker,
  * without spending an attempt.
@@ -89,44 +84,21 @@ export class TurnDeferredError extends Error {
   }
 }
 
-/**
- * Whether another attempt has claimed the turn's stream since this one did (this one lost its
- * job's lock: a blocked event loop, SIGSTOP). A fenced-out attempt writes nothing more to the
- * stream, but it keeps narrating: its Narrated may still be the one that wins the log (only one
- * can), and on a loaded machine the attempt that took over may lose its lock too.
- */
-class Fence {
-  private out = false;
-
-  get isOut(): boolean {
-    return this.out;
-  }
-
-  lost(): void {
-    this.out = true;
-  }
-}
-
 /** How long a turn waits for an unreachable Postgres or Redis before it runs again. */
 const DEFER_MS = 2_000;
 /** Backoff of a final failure that cannot be recorded yet: 0.5 s doubling up to 10 s. */
 const RECORD_RETRY_FIRST_MS = 500;
 const RECORD_RETRY_MAX_MS = 10_000;
 
-const ONLY_BLOCK =
-  'The model replied with only a state block and no story text. It will be tried again; if it keeps happening, raise the maximum output tokens or try another model.';
-
-/** The model replied, but with nothing a player can read: worth another attempt. */
-function onlyBlockError(): ModelError {
-  return new ModelError({
-    kind: 'bad_request',
-    retryable: true,
-    message: ONLY_BLOCK,
-    playerMessage: ONLY_BLOCK,
-  });
-}
-
 const ACTOR = 'worker:context';
+
+/** What recording a narration needs besides its command. */
+interface NarrationRecord {
+  streamed: StreamedReply;
+  /** The model's prose (before onOutput): what a fenced-out winner replays to the stream. */
+  prose: string;
+  retrievalUsage: ModelCallUsage | null;
+}
 
 /**
  * The worker's half of a turn (see docs/ARCHITECTURE.md): one narrate job, from the projection to the
@@ -175,7 +147,7 @@ export class NarrateTurnUseCase {
     signal: AbortSignal,
     fence: Fence,
   ): Promise<NarrateOutcome> {
-    const { adventureId, turnId } = input;
+    const { turnId } = input;
     const token = input.fence;
     // Claiming the stream's fence and building the prompt go side by side. The claim writes
     // `reset` (whatever an earlier attempt streamed is void) before any chunk of this attempt
@@ -189,8 +161,8 @@ export class NarrateTurnUseCase {
       }),
     }));
     const [, { memories, built: native }] = await Promise.all([resetting, prompting]);
-    const { settings } = state;
-    // onModelContext on the built prompt, before the model call (spec §3.1).
+    // onModelContext on the built prompt, before the model call: a script may change the prompt
+    // or stop the turn before it costs a model call.
     const scriptBase = await this.scripts.base(state);
     let contextScripts: ContextScripts | null = null;
     if (scriptBase?.scripts.some((s) => s.context.trim() !== '')) {
@@ -198,109 +170,43 @@ export class NarrateTurnUseCase {
       if (contextScripts.stopped) return this.stoppedByScript(input, contextScripts);
     }
     const built = contextScripts?.built ?? native;
-    const model = built.report.settings.model;
 
-    const started = Date.now();
-    const prose = new ProseStreamFilter();
-    const publishing: Promise<unknown>[] = [];
-    let batch: { event: 'chunk' | 'reasoning'; data: { text: string } }[] | null = null;
-    const publish = (event: 'chunk' | 'reasoning', text: string) => {
-      // Not awaited one by one: the connection keeps the order, and the model stream is read
-      // without waiting for Redis. What arrives within one tick of the event loop (a fast model
-      // sends many deltas per network read) goes in one round trip; awaited together before the
-      // outcome is recorded.
-      if (!text) return;
-      if (batch) {
-        batch.push({ event, data: { text } });
-        return;
-      }
-      const entries = (batch = [{ event, data: { text } }]);
-      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-        batch = null;
-        if (fence.isOut) return;
-        if (!(await this.stream.publishFenced(turnId, token, entries))) {
-          fence.lost();
-          this.logger.warn({ msg: 'another attempt claimed the turn; this one streams no more' });
-        }
-      });
-      // Awaited below; a model stream that throws first must not leave it unhandled.
-      written.catch(() => undefined);
-      publishing.push(written);
-    };
-    let reply = '';
-    let reasoning = '';
-    let done: { usage: Usage; finishReason: string; model: string } | null = null;
-    for await (const event of this.model.streamNarration(
-      {
-        system: built.system,
-        story: built.story,
-        mode: settings.apiMode,
-        model,
-        temperature: settings.temperature,
-        maxOutputTokens: settings.maxOutputTokens,
-        reasoningMaxTokens: settings.reasoningMaxTokens,
-        // One adventure, one prompt cache: its turns share their prefix with each other only.
-        cacheKey: adventureId,
-        cacheBreakpoint: built.report.cache.breakpoint,
-      },
+    const streamed = await streamReply(
+      { model: this.model, stream: this.stream, logger: this.logger },
+      state.settings,
+      built,
+      { adventureId: input.adventureId, turnId, token },
       signal,
-    )) {
-      if (event.type === 'text') {
-        reply += event.text;
-        publish('chunk', prose.push(event.text));
-      } else if (event.type === 'reasoning') {
-        reasoning += event.text;
-        publish('reasoning', event.text);
-      } else {
-        done = event;
-      }
-    }
-    publish('chunk', prose.flush());
-    await Promise.all(publishing);
-    const latencyMs = Date.now() - started;
-    if (!done)
-      throw new ModelError({
-        kind: 'cut',
-        retryable: true,
-        message: 'The model stream ended without finishing.',
-      });
-    if (signal.aborted) throw signal.reason;
-
-    const parsed = parseReply(reply);
+      fence,
+    );
+    const parsed = parseReply(streamed.reply);
     if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
-    const actionId = deterministicEventId(turnId, 'narration-action');
     // onOutput on the prose only: the referee has read the raw reply, and what is stored and
     // shown is the script's text (raw_output keeps the model's bytes in the stream).
-    let narrationText = parsed.narration;
-    let outputEffects: ScriptEffects | null = null;
-    const outputBase = contextScripts?.after ?? scriptBase;
-    if (outputBase?.scripts.some((s) => s.output.trim() !== '')) {
-      const output = await this.scripts.output(
-        state,
-        outputBase,
-        parsed.narration,
-        contextScripts?.spentMs ?? 0,
-      );
-      narrationText = output.text;
-      outputEffects = output.effects;
-    }
+    const { text: narrationText, effects: outputEffects } = await this.onOutput(
+      state,
+      contextScripts?.after ?? scriptBase,
+      parsed.narration,
+      contextScripts?.spentMs ?? 0,
+    );
     // The memories the prompt used are counted with the narration, and the query's embedding is
     // paid for with it (see RecordNarration); the memory pass that follows is `jobsAfter`'s.
     const retrievalUsage =
       memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
         ? memories.usage
         : null;
+    const { done, latencyMs } = streamed;
     const narration: Keyed<AdventureCommand> = {
       type: 'RecordNarration',
       key: deterministicEventId(turnId, 'narrated'),
       data: {
         turnId,
-        actionId,
+        actionId: deterministicEventId(turnId, 'narration-action'),
         text: narrationText,
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
-        reasoning: reasoning || null,
+        reasoning: streamed.reasoning || null,
         usage: { ...done.usage, model: done.model },
         model: done.model,
         narrator: this.label.narrator,
@@ -321,6 +227,26 @@ export class NarrateTurnUseCase {
           : {}),
       },
     };
+    return this.recordNarration(state, input, narration, {
+      streamed,
+      prose: parsed.narration,
+      retrievalUsage,
+    });
+  }
+
+  /**
+   * Appends the narration, then counts its tokens and ends the turn's stream with the winner's
+   * script messages and `done`.
+   */
+  private async recordNarration(
+    state: AdventureState,
+    input: NarrateTurnInput,
+    narration: Extract<Keyed<AdventureCommand>, { type: 'RecordNarration' }>,
+    { streamed, prose, retrievalUsage }: NarrationRecord,
+  ): Promise<NarrateOutcome> {
+    const { adventureId, turnId } = input;
+    const { done, latencyMs } = streamed;
+    const { actionId, text } = narration.data;
     const handled = await this.adventures.handle(
       adventureId,
       narration,
@@ -354,9 +280,9 @@ export class NarrateTurnUseCase {
       // and the winner, or the API reading the log, ends the stream.
       handled.duplicate
         ? undefined
-        : this.publishMessages(turnId, token, handled.events).then(() =>
-            this.stream.publishDone(turnId, token, parsed.narration, {
-              action: { id: actionId, text: narrationText, type: 'ai' },
+        : this.publishMessages(turnId, input.fence, handled.events).then(() =>
+            this.stream.publishDone(turnId, input.fence, prose, {
+              action: { id: actionId, text, type: 'ai' },
               turnId,
               version,
               narrator: this.label.narrator,
@@ -371,11 +297,22 @@ export class NarrateTurnUseCase {
       latencyMs,
       usage: done.usage,
       finishReason: done.finishReason,
-      accepted: verdict.accepted.length,
-      rejected: parsed.rejections.length + verdict.rejected.length,
+      accepted: narration.data.accepted.length,
+      rejected: narration.data.rejected.length,
       duplicate: handled.duplicate,
     });
     return { status: 'narrated', actionId, version };
+  }
+
+  /** The onOutput hooks over the prose, when any script has one; else the prose as it is. */
+  private async onOutput(
+    state: AdventureState,
+    base: ScriptHookBase | null,
+    prose: string,
+    spentMs: number,
+  ): Promise<{ text: string; effects: ScriptEffects | null }> {
+    if (!base?.scripts.some((s) => s.output.trim() !== '')) return { text: prose, effects: null };
+    return this.scripts.output(state, base, prose, spentMs);
   }
 
   /** onModelContext stopped the turn: recorded with its effects, announced, no model call. */
@@ -403,7 +340,7 @@ export class NarrateTurnUseCase {
     // the winner's to announce).
     if (!handled.duplicate) {
       const written = await this.stream.publishFenced(turnId, input.fence, [
-        ...messageFrames(handled.events),
+        ...scriptMessageFrames(handled.events),
         { event: 'stopped', data: { message } },
       ]);
       if (!written)
@@ -422,7 +359,7 @@ export class NarrateTurnUseCase {
     token: string,
     events: readonly { type: string; data: unknown }[],
   ): Promise<void> {
-    const frames = messageFrames(events);
+    const frames = scriptMessageFrames(events);
     if (frames.length > 0) await this.stream.publishFenced(turnId, token, frames);
   }
 
@@ -577,27 +514,4 @@ export class NarrateTurnUseCase {
       }),
     );
   }
-}
-
-/**
- * The code and message of a final failure: a model error's player-facing message (the
- * operator's details stay in the log), the code's own for anything else.
- */
-export function failureOf(error: unknown): TurnFailure {
-  if (isModelError(error)) {
-    return { code: FAILURE_CODE_OF_KIND[error.kind], message: error.playerMessage };
-  }
-  return { code: 'internal', message: NARRATION_FAILURE_MESSAGES.internal };
-}
-
-/** The stream frames of the script messages among the appended events. */
-function messageFrames(
-  events: readonly { type: string; data: unknown }[],
-): { event: 'message'; data: { text: string; visibleTo?: string[] } }[] {
-  return events
-    .filter((event) => event.type === 'ScriptMessagePosted')
-    .map((event) => {
-      const data = event.data as { message: string; visibleTo?: string[] };
-      return { event: 'message' as const, data: { text: data.message, visibleTo: data.visibleTo } };
-    });
 }

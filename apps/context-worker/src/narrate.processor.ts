@@ -1,7 +1,13 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
-import { assertEveryJobHandled, JobName, QueueName, type NarrateJob } from '@chronicle/queue';
+import {
+  assertEveryJobHandled,
+  attemptsOf,
+  JobName,
+  QueueName,
+  type NarrateJob,
+} from '@chronicle/queue';
 import { randomUUID } from 'node:crypto';
 import { NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
@@ -78,7 +84,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
           turnId,
           jobId,
           attempt,
-          maxAttempts: this.maxAttempts(job),
+          maxAttempts: attemptsOf(job),
           // The lock token is the attempt's fence: a worker that takes a stalled job over has
           // another, so the one that lost the lock can no longer write the turn's stream.
           fence: token ?? randomUUID(),
@@ -118,7 +124,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   @OnWorkerEvent('failed')
   async onFailed(job: Job<NarrateJob> | undefined, error: Error): Promise<void> {
     if (!job || job.name !== JobName.NarrateTurn) return;
-    const final = job.attemptsMade >= this.maxAttempts(job) || error instanceof UnrecoverableError;
+    const final = job.attemptsMade >= attemptsOf(job) || error instanceof UnrecoverableError;
     if (!final) return;
     const { adventureId, turnId } = job.data;
     await withLogContext({ adventureId, turnId, jobId: job.id }, async () => {
@@ -141,9 +147,5 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
         });
       }
     });
-  }
-
-  private maxAttempts(job: Job): number {
-    return Math.max(1, Math.min(job.opts.attempts ?? 1, this.config.narrateAttempts));
   }
 }

@@ -78,7 +78,7 @@ function advanced(base: ScriptHookBase, chain: HookChainResult): ScriptHookBase 
 }
 
 /**
- * onModelContext and onOutput for one narrate job (spec/scripting.md §3.1–3.2): the Context hook
+ * onModelContext and onOutput for one narrate job (docs/scripting.md §3.1–3.2): the Context hook
  * on an AI Dungeon-shaped view of the prompt, its result applied as unchanged, an appended
  * section or a rewrite of the story block; the Output hook on the prose after the referee.
  * Nothing is appended here: the effects travel to the turn's terminal event.

@@ -21,11 +21,9 @@ import {
 } from '@nestjs/common';
 import { adventureIdOfStream, NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
-import { ControlPlane, describeError, redisKeys, type AppConfig } from '@chronicle/platform';
-import { JobName, jobOptions, QueueName, QueueProducer } from '@chronicle/queue';
-import { TURN_STREAM_REDIS } from '@chronicle/turn-stream';
+import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
+import { JobName, narrateJobId, QueueName, QueueProducer } from '@chronicle/queue';
 import type { Job } from 'bullmq';
-import type { RedisClient } from '@chronicle/platform';
 import { type Kysely, sql } from 'kysely';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -59,7 +57,6 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
   constructor(
     @Inject(EVENT_STORE_DB) private readonly db: Kysely<Database>,
     private readonly producer: QueueProducer,
-    @Inject(TURN_STREAM_REDIS) private readonly redis: RedisClient,
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
@@ -149,11 +146,11 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
         if (await this.end(adventureId, turnId, 'deadline', row.requeues)) report.deadline++;
         continue;
       }
-      const jobId = jobOptions(JobName.NarrateTurn, { adventureId, turnId }).jobId as string;
+      const jobId = narrateJobId(turnId);
       const job = (await queue.getJob(jobId)) as Job | undefined;
       const state = job ? await job.getState() : 'missing';
       let repair = !ALIVE.has(state);
-      if (state === 'active' && !(await this.redis.exists(queue.toKey(`${jobId}:lock`)))) {
+      if (state === 'active' && !(await this.producer.holdsLock(QueueName.Narrate, jobId))) {
         // BullMQ's own stalled check takes an active job without a lock back; only one that is
         // still stuck on the next pass is ours to repair.
         unlocked.add(jobId);
@@ -236,10 +233,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
    * and a pass with nothing owed writes nothing).
    */
   private async memoryAfterDataLoss(db: Kysely<Database>): Promise<number> {
-    // Beside the memory jobs (same hash tag): on a Redis Cluster it is lost with them.
-    const marker = redisKeys.reconcilerEpoch(this.config.queuePrefix, QueueName.Memory);
-    const fresh = await this.redis.set(marker, new Date().toISOString(), 'NX');
-    if (fresh !== 'OK') return 0;
+    if (!(await this.producer.lostDataSinceLastAsked())) return 0;
     const rows = await db
       .selectFrom('outbox')
       .select(sql<string>`payload->>'adventureId'`.as('adventure_id'))

@@ -79,7 +79,7 @@ describe('export and import (Postgres)', () => {
 
   it('round-trips: the import is a new adventure whose replay equals the original but for id and owner', async () => {
     const newId = randomUUID();
-    const imported = await importAdventure(events, exported, {
+    const imported = await importAdventure(repo, exported, {
       adventureId: newId,
       ownerId: 'importer',
       actor: 'user:importer',
@@ -170,7 +170,7 @@ describe('export and import (Postgres)', () => {
     'refuses %s with its line number and writes nothing',
     async (_name, corrupt, line, problem) => {
       const before = await rowCount();
-      const attempt = importAdventure(events, corrupt(), {
+      const attempt = importAdventure(repo, corrupt(), {
         adventureId: randomUUID(),
         ownerId: 'importer',
         actor: 'user:importer',

@@ -1,31 +1,24 @@
 import {
-  adventureStreamId,
-  checkRecordedEvent,
-  evolveInPlace,
-  EVENT_SCHEMA_VERSIONS,
-  initialState,
   InvalidCommandError,
+  ImportedEventRefusedError,
   isAdventureEventType,
-  projectFrom,
   upcast,
   type AdventureEvent,
-  type AdventureState,
-  type RecordedAdventureEvent,
+  type ImportAdventure,
+  type ImportedEvent,
 } from '@chronicle/adventure';
-import { sourceSizeProblems } from '@chronicle/scripting';
-import { createHash } from 'node:crypto';
-import { EventStoreRepository, type NewEvent } from '@chronicle/event-store';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportHeader } from './adventure-export';
+import { deterministicEventId, type AdventureCommandHandler } from './adventure.command-handler';
 
-// Reads an export back as a new adventure. The whole file is checked before anything is
-// written — each line parsed, each event upcast, held to the same field checks, limits and
-// decider preconditions as the live API (checkRecordedEvent) and folded through the projector —
-// so a bad file is refused with the line and the field that are wrong, and the store never holds
-// half an adventure. The new adventure gets a new id and its importer as owner (both live in
-// AdventureCreated), and its turns new ids in its own namespace (`turnIdOf`), so no imported
+// Reads an export back as a new adventure: the edge of the ImportAdventure command. Here each
+// line is parsed and upcast to this build's events, and the installation's own policy (which
+// models it offers) is applied; `decideImport` (libs/adventure) then holds the whole log to the
+// rules a live adventure keeps, and the command handler appends it in one statement at version
+// 0, so a bad file is refused with the line and the field that are wrong, and the store never
+// holds half an adventure. The new adventure gets a new id and its importer as owner (both live
+// in AdventureCreated), and its turns new ids in its own namespace (`turnIdOf`), so no imported
 // value names another adventure's turn stream or job; every other id (actions, events,
-// memories) is kept, so the story tree holds. A turn in flight when the export was taken is
-// closed here as failed: its job belongs to the other installation (or adventure).
+// memories) is kept, so the story tree holds.
 
 /** A refused import: 400, naming the line (1 is the header) and what is wrong with it. */
 export class ImportRefusedError extends InvalidCommandError {
@@ -45,23 +38,23 @@ export interface ImportTarget {
   turnIdOf?: (turnId: string) => string;
   /** Refuses a settings.model the installation does not offer (throws with a message). */
   checkModel?: (model: string) => void;
+  /** Who imports: kept in each imported event's metadata as `importedBy`. */
+  actor?: string;
 }
-
-/** Why an imported turn that was in flight ends as failed. */
-export const IMPORTED_IN_FLIGHT_MESSAGE =
-  'this turn was still being narrated when the adventure was exported; it was not narrated here — retry it, or act again';
 
 export interface ParsedImport {
   header: ExportHeader;
-  /** The events to append, in order. */
-  events: NewEvent[];
-  /** The projection the new adventure will have. */
-  state: AdventureState;
+  /** The command that imports the file's events. */
+  command: ImportAdventure;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Checks a whole export and prepares its events for `target`; throws ImportRefusedError. */
+/**
+ * Reads a whole export into the command that imports it for `target`; throws ImportRefusedError
+ * for a line that is not an event this build reads (the decider judges the events themselves).
+ */
+// eslint-disable-next-line max-lines-per-function -- one pass over the file's lines, each check naming the line it refuses; split, the checks would lose the line they report
 export function parseAdventureExport(text: string, target: ImportTarget): ParsedImport {
   const lines = text.split('\n');
   // One trailing newline ends the last line; it is not an empty line of its own.
@@ -81,8 +74,7 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
     );
   }
 
-  const draft = initialState();
-  const events: NewEvent[] = [];
+  const events: ImportedEvent[] = [];
   const ids = new Set<string>();
   for (let index = 1; index < lines.length; index++) {
     const lineNumber = index + 1;
@@ -115,10 +107,6 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
     if (!Number.isInteger(schemaVersion)) refuse('"schemaVersion" must be a whole number');
     if (!isRecord(data)) refuse('"data" must be a JSON object');
     if (metadata !== undefined && !isRecord(metadata)) refuse('"metadata" must be a JSON object');
-    if (index === 1 && type !== 'AdventureCreated') {
-      refuse(`the first event must be AdventureCreated, not ${type as string}`);
-    }
-    if (index > 1 && type === 'AdventureCreated') refuse('AdventureCreated may only come first');
 
     const renamed =
       target.turnIdOf && typeof (data as { turnId?: unknown }).turnId === 'string'
@@ -134,83 +122,38 @@ export function parseAdventureExport(text: string, target: ImportTarget): Parsed
     } catch (error) {
       refuse(messageOf(error));
     }
-    // An imported script is held to the sizes a saved one is (its syntax is the sandbox's to
-    // judge when it runs: a script that does not compile fails its runs, never a turn).
-    if (type === 'ScriptAdded' || type === 'ScriptEdited') {
-      const sources = (
-        type === 'ScriptAdded'
-          ? (current as { script?: unknown }).script
-          : (current as { changes?: unknown }).changes
-      ) as Record<string, unknown> | undefined;
-      const problems = sourceSizeProblems(
-        Object.fromEntries(
-          Object.entries(sources ?? {}).filter(([, value]) => typeof value === 'string'),
-        ),
-      );
-      if (problems.length > 0) refuse(problems.map((p) => p.message).join('; '));
-    }
-    try {
-      const recorded = { type, data: current } as AdventureEvent;
-      checkRecordedEvent(recorded, draft);
-      const model = (current as { settings?: { model?: unknown } }).settings?.model;
-      if (target.checkModel && typeof model === 'string' && model !== '') {
+    const model = (current as { settings?: { model?: unknown } }).settings?.model;
+    if (target.checkModel && typeof model === 'string' && model !== '') {
+      try {
         target.checkModel(model);
+      } catch (error) {
+        refuse(`${type as string}: ${messageOf(error)}`);
       }
-    } catch (error) {
-      refuse(`${type as string}: ${messageOf(error)}`);
-    }
-    try {
-      evolveInPlace(draft, { type, data: current, version: index } as RecordedAdventureEvent);
-    } catch (error) {
-      refuse(`the projector refuses this ${type as string} event: ${messageOf(error)}`);
     }
     events.push({
+      ...({ type, data: current } as AdventureEvent),
       id: id as string,
-      type: type as string,
-      schemaVersion: schemaVersion as number,
-      data: stored,
       metadata: {
         ...(metadata as Record<string, unknown> | undefined),
         importedFrom: {
           adventureId: header.adventureId,
           ...(typeof event.recordedAt === 'string' ? { recordedAt: event.recordedAt } : {}),
         },
+        ...(target.actor !== undefined && { importedBy: target.actor }),
       },
     });
   }
-  // A turn in flight at export time is closed as failed, in the same append: never re-enqueued
-  // (its job id belongs to where it came from), and the new adventure takes actions at once.
-  if (draft.inFlight) {
-    const failed: AdventureEvent = {
-      type: 'NarrationFailed',
-      // `lost`: its job stayed behind with the installation it came from
-      data: {
-        turnId: draft.inFlight.turnId,
-        code: 'lost',
-        message: IMPORTED_IN_FLIGHT_MESSAGE,
-        attempts: 0,
-      },
-    };
-    const version = draft.version + 1;
-    evolveInPlace(draft, { ...failed, version } as RecordedAdventureEvent);
-    events.push({
-      id: importedEventId(target.adventureId, draft.version),
-      type: failed.type,
-      schemaVersion: EVENT_SCHEMA_VERSIONS[failed.type],
-      data: failed.data,
-      metadata: { importedFrom: { adventureId: header.adventureId }, closedOnImport: true },
-    });
-  }
-  return { header, events, state: projectFrom(draft, []) };
+  const command: ImportAdventure = {
+    type: 'ImportAdventure',
+    // The import's own events (the close of a turn in flight) take their ids from it.
+    key: deterministicEventId(target.adventureId, 'imported'),
+    data: { sourceAdventureId: header.adventureId, events },
+  };
+  return { header, command };
 }
 
 /** A log longer than this is not one the API could have written in a sane time. */
 export const MAX_IMPORT_EVENTS = 200_000;
-
-function importedEventId(adventureId: string, version: number): string {
-  const hex = createHash('sha1').update(`${adventureId}:closed-on-import:${version}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 function parseHeader(line: string): ExportHeader {
   const refuse = (problem: string): never => {
@@ -260,28 +203,30 @@ export interface ImportedAdventure {
 }
 
 /**
- * Validates `text` completely, then writes the new adventure's log in one append. A turn that
- * was in flight when the export was taken is closed as failed (parseAdventureExport), so the
- * imported adventure is never stuck waiting for a job that exists only where it came from.
+ * Reads `text` completely, then has the handler decide and append the new adventure's log in one
+ * statement. A turn that was in flight when the export was taken is closed as failed
+ * (decideImport), so the imported adventure is never stuck waiting for a job that exists only
+ * where it came from.
  */
 export async function importAdventure(
-  eventStore: EventStoreRepository,
+  adventures: AdventureCommandHandler,
   text: string,
   target: ImportTarget & { actor: string },
 ): Promise<ImportedAdventure> {
-  const parsed = parseAdventureExport(text, target);
-  await eventStore.appendToStream(
-    adventureStreamId(target.adventureId),
-    parsed.events.map((event) => ({
-      ...event,
-      metadata: { ...event.metadata, importedBy: target.actor },
-    })),
-    { expectedVersion: 'no_stream' },
-  );
-  return {
-    adventureId: target.adventureId,
-    version: parsed.state.version,
-    sourceAdventureId: parsed.header.adventureId,
-    events: parsed.events.length,
-  };
+  const { header, command } = parseAdventureExport(text, target);
+  try {
+    const handled = await adventures.handle(target.adventureId, command, { actor: target.actor });
+    return {
+      adventureId: target.adventureId,
+      version: handled.state.version,
+      sourceAdventureId: header.adventureId,
+      events: handled.events.length,
+    };
+  } catch (error) {
+    // The decider names the event by its version; the file's line is one more (the header).
+    if (error instanceof ImportedEventRefusedError) {
+      throw new ImportRefusedError(error.version + 1, error.problem);
+    }
+    throw error;
+  }
 }

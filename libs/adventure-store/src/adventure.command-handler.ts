@@ -10,8 +10,8 @@ import {
   projectorVersion,
   initialState,
   upcast,
-  type AdventureEvent,
   type AdventureState,
+  type DecidedEvent,
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
 import {
@@ -88,7 +88,6 @@ export function toRecorded(event: StoredEvent): RecordedAdventureEvent {
   } as RecordedAdventureEvent;
 }
 
-/** Folds stored events onto a state nobody else holds, in place; returns it. */
 /**
  * The ids of the events one command appends: the first is the command's key itself (so the key
  * of a player's action is the id of the event that records it, and a resend is found by it), the
@@ -100,6 +99,7 @@ export function eventIdsFor(key: string, count: number): string[] {
   );
 }
 
+/** Folds stored events onto a state nobody else holds, in place; returns it. */
 function foldOnto(state: AdventureState, events: readonly StoredEvent[]): AdventureState {
   for (const event of events) evolveInPlace(state, toRecorded(event));
   return state;
@@ -207,7 +207,7 @@ export class AdventureCommandHandler {
     for (let attempt = 1; ; attempt++) {
       const known = attempt === 1 ? options.state : undefined;
       const loaded = known ?? (await this.load(adventureId)) ?? initialState();
-      let events: AdventureEvent[];
+      let events: DecidedEvent[];
       try {
         events = decideCommand(command, loaded);
       } catch (error) {
@@ -220,15 +220,21 @@ export class AdventureCommandHandler {
         return { state: loaded, events: [], duplicate: false };
       }
       const ids = eventIdsFor(key, events.length);
+      // An event recorded elsewhere (an import) keeps its id and its metadata, over the command's.
       const newEvents = events.map((event, i): NewEvent => ({
-        id: ids[i],
+        id: event.id ?? ids[i],
         type: event.type,
         schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
         data: event.data,
-        metadata,
+        metadata: event.metadata ? { ...metadata, ...event.metadata } : metadata,
       }));
       const recorded = events.map(
-        (event, i) => ({ ...event, version: loaded.version + i + 1 }) as RecordedAdventureEvent,
+        (event, i) =>
+          ({
+            type: event.type,
+            data: event.data,
+            version: loaded.version + i + 1,
+          }) as RecordedAdventureEvent,
       );
       const state = projectFrom(loaded, recorded);
       try {

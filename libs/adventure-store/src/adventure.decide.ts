@@ -2,11 +2,14 @@
 // the context worker and the memory worker, goes through here to the pure decider that owns it.
 import {
   decide,
+  decideImport,
   decideMemory,
+  isImportCommand,
   isMemoryCommand,
   type AdventureCommand,
-  type AdventureEvent,
   type AdventureState,
+  type DecidedEvent,
+  type ImportAdventure,
   type DecideContext,
   type Keyed,
   type MemoryCommand,
@@ -15,13 +18,14 @@ import { tokenizer } from '@chronicle/context';
 import { decideMemoryWork, isMemoryWorkCommand, type MemoryWorkCommand } from '@chronicle/memory';
 
 /** Anything `AdventureCommandHandler.handle` accepts. */
-export type Command = Keyed<AdventureCommand | MemoryCommand | MemoryWorkCommand>;
+export type Command = Keyed<AdventureCommand | MemoryCommand | MemoryWorkCommand> | ImportAdventure;
 
 export const countTokens: DecideContext['countTokens'] = (text, encoding) =>
   tokenizer(encoding).count(text);
 const DECIDE_CONTEXT: DecideContext = { countTokens };
 
-export function decideCommand(command: Command, state: AdventureState): AdventureEvent[] {
+export function decideCommand(command: Command, state: AdventureState): DecidedEvent[] {
+  if (isImportCommand(command)) return decideImport(command, state);
   if (isMemoryWorkCommand(command)) return decideMemoryWork(command, state);
   if (isMemoryCommand(command)) return decideMemory(command, state);
   return decide(command, state, DECIDE_CONTEXT);

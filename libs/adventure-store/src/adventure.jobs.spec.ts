@@ -26,6 +26,17 @@ describe('jobsAfter', () => {
     ]);
   });
 
+  it('given imported events, then nothing follows: their work was the installation they came from', () => {
+    const history = adventure({ memoryBankEnabled: true });
+    const acted = history.act('do', 'look');
+    const events = history.run(narrationCommand(acted.turnId, 'n1'));
+    const imported = [...history.events, ...events].map((event) => ({
+      ...event,
+      metadata: { importedFrom: { adventureId: 'elsewhere' } },
+    }));
+    expect(jobsAfter(imported, history.state)).toEqual([]);
+  });
+
   it('given a narration, then a memory pass follows only when the adventure keeps memories or a summary', () => {
     for (const [settings, passes] of [
       [{ memoryBankEnabled: false, autoSummarize: false }, false],

@@ -1,23 +1,26 @@
 // Which background work follows which events: a pure function of what was just decided and the
 // adventure it leaves, so the rule lives in one place instead of in each use case that appends.
 // The command handler writes these jobs to the outbox in the same statement as the events.
-import type { AdventureEvent, AdventureState } from '@chronicle/adventure';
+import type { AdventureState, DecidedEvent } from '@chronicle/adventure';
 import { JobName, type JobRequest } from '@chronicle/queue';
 
 /**
+ * - An imported event (its metadata says `importedFrom`) calls for nothing here: its work was
+ *   the installation's it was recorded on, as the usage ledger too counts it as theirs.
  * - A turn that starts (a player action, a continue, a retry) is narrated.
  * - A narration is followed by a memory pass when the adventure keeps memories or a summary.
  * - A memory the player wrote or changed needs a vector before retrieval can rank it, so a
  *   memory pass follows when the memory bank is on. The worker's own memories never start one.
  * At most one memory pass per append: the memory queue coalesces them per adventure anyway.
  */
-export function jobsAfter(events: readonly AdventureEvent[], state: AdventureState): JobRequest[] {
+export function jobsAfter(events: readonly DecidedEvent[], state: AdventureState): JobRequest[] {
   const adventureId = state.id;
   if (adventureId === null) return [];
   const { memoryBankEnabled, autoSummarize } = state.settings;
   const jobs: JobRequest[] = [];
   let memoryPass = false;
   for (const event of events) {
+    if (event.metadata?.importedFrom !== undefined) continue;
     switch (event.type) {
       case 'PlayerActed':
       case 'RetryRequested':

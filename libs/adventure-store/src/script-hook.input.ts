@@ -1,4 +1,4 @@
-// What a script hook is shown of an adventure at its head (spec/scripting.md §1.3, §3.4): the
+// What a script hook is shown of an adventure at its head (docs/scripting.md §1.3, §3.4): the
 // last 100 actions of the head's path as AID's `history`, `info.actionCount`, the story cards in
 // AID's shape, Plot Essentials as `memory`, and each script's private state at the head.
 import {

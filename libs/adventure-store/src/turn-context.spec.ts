@@ -49,11 +49,14 @@ describe('turnContextHead', () => {
         keys: 'mira, keeper',
         entry: 'Mira keeps the light.',
         type: expect.any(String),
-        notes: '',
       },
     ]);
-    // The projection's own card objects, so the lore matcher knows an unchanged book by them.
-    expect(head.storyCards).toBe(history.state.cards);
+    // The prompt's view of the cards (no notes), the same objects on the next build of the same
+    // projection, so the lore matcher knows an unchanged book by them.
+    expect(head.storyCards[0]).not.toHaveProperty('notes');
+    expect(turnContextHead(history.state, { defaultModel: 'default-model' }).storyCards).toBe(
+      head.storyCards,
+    );
     expect(head.totalActions).toBe(2);
     expect(head.memories).toBeNull();
     expect(head.excludeActionId).toBeNull();

@@ -10,6 +10,7 @@ import {
   storyTail,
   type AdventureState,
   type PathEntry,
+  type StoryCard,
 } from '@chronicle/adventure';
 import {
   assembleContext,
@@ -22,6 +23,7 @@ import {
   type ContextHead,
   type ReadOlder,
   type RetrievedMemories,
+  type StoryCard as ContextStoryCard,
   type WindowAction,
 } from '@chronicle/context';
 import { mergeScriptMemory, scriptMemoryOf, type ScriptMemory } from '@chronicle/scripting';
@@ -62,9 +64,9 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     authorsNote: fields.authorsNote,
     aiInstructions: fields.aiInstructions,
     canon: fields.canon,
-    // The projection's own card objects: the lore matcher recognises an unchanged book by
-    // them and skips recompiling it (the notes and imported source ride along unread).
-    storyCards: state.cards,
+    // The same objects for the same projection cards, so the lore matcher recognises an
+    // unchanged book by them and skips recompiling it.
+    storyCards: contextCardsOf(state.cards),
     // The newest summary version on the current path: one written past an undone action is
     // already out of it.
     storySummary: storySummary(state),
@@ -82,6 +84,59 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     // the turn draws the same.
     loreSeed: state.inFlight?.turnId ?? '',
   };
+}
+
+/**
+ * The prompt's view of an adventure's card: its lore fields, without the player's notes or the
+ * imported source. The one place the adventure's card becomes libs/context's: a new lore field
+ * is one more line here. An absent field stays absent (the matcher's defaults apply).
+ */
+export function contextCardOf(card: StoryCard): ContextStoryCard {
+  const { id, name, keys, entry, type } = card;
+  return {
+    id,
+    name,
+    keys,
+    entry,
+    type,
+    ...(card.keySyntax !== undefined && { keySyntax: card.keySyntax }),
+    ...(card.enabled !== undefined && { enabled: card.enabled }),
+    ...(card.activation !== undefined && { activation: card.activation }),
+    ...(card.priority !== undefined && { priority: card.priority }),
+    ...(card.caseSensitive !== undefined && { caseSensitive: card.caseSensitive }),
+    ...(card.wholeWords !== undefined && { wholeWords: card.wholeWords }),
+    ...(card.scan !== undefined && { scan: card.scan }),
+    ...(card.conditions !== undefined && { conditions: card.conditions }),
+    ...(card.placement !== undefined && { placement: card.placement }),
+    ...(card.recursion !== undefined && { recursion: card.recursion }),
+    ...(card.charName !== undefined && { charName: card.charName }),
+    ...(card.probability !== undefined && { probability: card.probability }),
+    ...(card.group !== undefined && { group: card.group }),
+    ...(card.timing !== undefined && { timing: card.timing }),
+  };
+}
+
+// Projection cards never change in place (an edit makes a new card object, an event a new list),
+// so a mapped card or list is reused for as long as its source is alive: a turn on an unchanged
+// book hands the matcher the very objects of the last turn, and maps none again.
+const mappedCards = new WeakMap<StoryCard, ContextStoryCard>();
+const mappedLists = new WeakMap<readonly StoryCard[], ContextStoryCard[]>();
+
+/** `contextCardOf` over a projection's card list, the same objects for the same cards. */
+export function contextCardsOf(cards: readonly StoryCard[]): ContextStoryCard[] {
+  let list = mappedLists.get(cards);
+  if (!list) {
+    list = cards.map((card) => {
+      let mapped = mappedCards.get(card);
+      if (!mapped) {
+        mapped = contextCardOf(card);
+        mappedCards.set(card, mapped);
+      }
+      return mapped;
+    });
+    mappedLists.set(cards, list);
+  }
+  return list;
 }
 
 /** The merged `state.memory` of the enabled scripts at the head, or null when none sets any. */

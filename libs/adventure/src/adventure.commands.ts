@@ -62,7 +62,7 @@ export type CreateAdventure = {
     storyCards?: StoryCardInput[];
     canon?: Canon;
     settings?: Partial<AdventureSettings>;
-    /** The scenario's scripts, in run order (spec/scripting.md §0). */
+    /** The scenario's scripts, in run order (docs/scripting.md §0). */
     scripts?: ScriptInput[];
   };
 };
@@ -108,7 +108,7 @@ export type RecordNarration = {
     finishReason: string;
     contextManifest: Record<string, unknown>;
     latencyMs: number;
-    /** onModelContext's and onOutput's effects, committed with the narration (spec §3.1). */
+    /** onModelContext's and onOutput's effects, committed with the narration (docs/scripting.md §3.1). */
     scripts?: { context?: ScriptEffects; output?: ScriptEffects };
     /**
      * The memories the prompt retrieved: their use counts move in the same append as the

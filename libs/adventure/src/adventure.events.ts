@@ -2,7 +2,6 @@
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.
 
-import type { StoryCard as ContextStoryCard } from '@chronicle/context';
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
@@ -71,8 +70,70 @@ export interface CardOrigin {
   raw: Record<string, unknown>;
 }
 
-/** A story card as the adventure keeps it: what the prompt reads, plus the player's notes. */
-export interface StoryCard extends ContextStoryCard {
+// A card's lore fields, as the adventure stores them. What the lore matcher does with each is
+// libs/context's (its StoryCard, context.types.ts, documents every field); the prompt seam maps
+// one to the other in one function (`contextCardOf`, libs/adventure-store/src/turn-context.ts),
+// so a new lore field is added here, there, and in the card checks (CARD_FIELDS).
+
+/** How `keys` splits into keys: `plain` (commas), `aid` (AI Dungeon's), `lines` (one a line). */
+export type CardKeySyntax = 'plain' | 'aid' | 'lines';
+/** `keys`: fires on its keys; `always`: every turn; `inert`: never sent (config cards, scripts). */
+export type CardActivation = 'keys' | 'always' | 'inert';
+export type CardConditionMode = 'anyOf' | 'allOf' | 'noneOf' | 'notAllOf';
+/** A secondary-key condition that must hold, besides a primary key, for the card to fire. */
+export interface CardCondition {
+  mode: CardConditionMode;
+  keys: string[];
+}
+/** Where a fired card's entry goes: the lore block, or into the history `depth` actions back. */
+export interface CardPlacement {
+  kind: 'lore' | 'depth';
+  depth?: number;
+  role?: 'system' | 'user' | 'assistant';
+}
+/** The part of the trigger window a card reads: its last `actions` actions or `chars` characters. */
+export interface CardScan {
+  actions?: number;
+  chars?: number;
+}
+/** Whether a fired card's entry fires others, may be fired by them, and from which step. */
+export interface CardRecursion {
+  feedsOthers: boolean;
+  triggeredByOthers: boolean;
+  delayLevel?: number;
+}
+/** Inclusion groups: of the fired cards sharing a group name, one is kept. */
+export interface CardGroup {
+  names: string[];
+  weight?: number;
+  override?: boolean;
+}
+
+/** A story card as the adventure keeps it: its lore fields, plus the player's notes. */
+export interface StoryCard {
+  id: string;
+  name: string;
+  keys: string;
+  entry: string;
+  type: string;
+  // Every field below is optional; absent, the card behaves as the seed's cards did.
+  keySyntax?: CardKeySyntax;
+  enabled?: boolean;
+  activation?: CardActivation;
+  priority?: number;
+  caseSensitive?: boolean;
+  wholeWords?: boolean;
+  scan?: CardScan;
+  conditions?: CardCondition[];
+  placement?: CardPlacement;
+  recursion?: CardRecursion;
+  /** What `{{char}}` renders as in this card. */
+  charName?: string;
+  /** Percent chance (0..100) that a card which fired is kept. */
+  probability?: number;
+  group?: CardGroup;
+  /** Timed effects, in story actions on the current path. */
+  timing?: { delay?: number };
   /** Never sent to the model; kept byte-exact (AI Dungeon scripts keep data here). */
   notes: string;
   /** Absent on cards written in Chronicle. */
@@ -198,7 +259,7 @@ export interface NarratedData {
 
 export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };
 export type AdventureEdited = { type: 'AdventureEdited'; data: AdventureEditedData };
-/** `source`: set when a script's hook run made the change (spec §3.3). */
+/** `source`: set when a script's hook run made the change (docs/scripting.md §3.3). */
 export type StoryCardAdded = {
   type: 'StoryCardAdded';
   data: { card: StoryCard; source?: ScriptSource };

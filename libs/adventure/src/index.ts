@@ -5,6 +5,7 @@ export * from './adventure.limits';
 export * from './adventure.state';
 export * from './adventure.projector';
 export * from './adventure.decider';
+export * from './adventure-import.decider';
 export * from './adventure.queries';
 export * from './adventure.validation';
 export * from './event.upcaster';

@@ -192,6 +192,7 @@ function cardFromScript(card: SandboxCard): StoryCard {
  * wrote, or the head when the turn stopped before writing one): every run, each changed
  * state, the card changes, the messages.
  */
+// eslint-disable-next-line max-lines-per-function -- the events of one hook's effects in the order a replay folds them (runs, states, cards, messages); split, that order would be spread over helpers
 export function scriptEffects(
   turnId: string,
   hook: ScriptHookName,

@@ -1,4 +1,4 @@
-// Scenario scripts attached to an adventure (spec/scripting.md): their sources as the owner
+// Scenario scripts attached to an adventure (docs/scripting.md): their sources as the owner
 // saved them, and what their runs did. A run's outcome is a fact: a replay never runs a script
 // (scripts use Math.random and Date), it folds these events.
 
@@ -42,7 +42,7 @@ export type ScriptHookName = 'input' | 'context' | 'output';
 export type ScriptRunOutcome =
   'ok' | 'stopped' | 'failed' | 'timeout' | 'memory' | 'invalid' | 'crashed';
 
-/** One script's run of one hook, whatever came of it (spec §3.3). */
+/** One script's run of one hook, whatever came of it (docs/scripting.md §3.3). */
 export interface ScriptHookRanData {
   turnId: string;
   scriptId: string;

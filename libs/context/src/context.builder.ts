@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the prompt's sections in the order they are placed, under one token budget; each helper below serves one section, and split they would hide the order the builder keeps */
 /*
  * Context assembly per AI Dungeon's memory system
  * (help.aidungeon.com/faq/the-memory-system):

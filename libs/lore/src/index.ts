@@ -10,4 +10,3 @@ export {
   sniffFormat,
 } from './lore.import';
 export * from './lore.export';
-export * from './testing';

@@ -182,6 +182,7 @@ export function sniffFormat(json: unknown): LoreFormat | null {
   return null;
 }
 
+// eslint-disable-next-line max-lines-per-function -- one switch over the formats, each case finding where its file keeps the entries and the book's own fields
 function locate(json: unknown, format: LoreFormat): Located {
   const notes: string[] = [];
   switch (format) {

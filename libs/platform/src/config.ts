@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- one table of every variable with its default, its meaning and its parser: the README's table and docker-compose.yml are checked against it, so it stays one list */
 // Configuration comes from environment variables only, validated once at
 // start-up: a bad value stops the process with a message naming the variable,
 // rather than surfacing later as a confusing runtime failure. Every variable is
@@ -285,7 +286,7 @@ export const CONFIG_VARIABLES = [
     'NARRATE_ATTEMPTS',
     'narrateAttempts',
     '3',
-    'Attempts per turn before NarrationFailed is recorded.',
+    'Attempts per turn before NarrationFailed is recorded; fixed when the turn is enqueued, and read back from the job by the worker.',
     int(1, 20),
   ),
   v(

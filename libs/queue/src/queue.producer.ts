@@ -7,6 +7,7 @@ import {
   describeRedisUrl,
   queueKeyPrefix,
   readRedisSettings,
+  redisKeys,
   waitForRedis,
   type RedisClient,
   type RedisSettings,
@@ -16,7 +17,7 @@ import {
   type JobName,
   type JobPayloads,
   type JobRequest,
-  type QueueName,
+  QueueName,
   isJobName,
   jobOptions,
   queueOf,
@@ -31,7 +32,7 @@ export interface QueueConfig {
    * Tests use one per file so they never see each other's jobs.
    */
   prefix: string;
-  /** Attempts per job name, overriding the registry's default (NARRATE_ATTEMPTS, say). */
+  /** Attempts per job name, over the registry's DEFAULT_ATTEMPTS (NARRATE_ATTEMPTS, say). */
   attempts?: Partial<Record<JobName, number>>;
 }
 
@@ -70,9 +71,7 @@ export class QueueProducer {
     payload: JobPayloads[J],
     options: EnqueueOptions = {},
   ): Promise<{ jobId: string | undefined }> {
-    const opts = jobOptions(jobName, payload);
-    const attempts = this.config.attempts?.[jobName];
-    if (attempts !== undefined) opts.attempts = attempts;
+    const opts = jobOptions(jobName, payload, this.config.attempts);
     if (options.jobId !== undefined) opts.jobId = safeJobId(options.jobId);
     const queue = this.queue(queueOf(jobName));
     // Before the first connect BullMQ waits for Redis without a bound; the race
@@ -116,6 +115,25 @@ export class QueueProducer {
       this.queues.set(name, queue);
     }
     return queue;
+  }
+
+  /**
+   * Whether a worker holds the lock of the active job `jobId` now (BullMQ's lock key, named by
+   * the queue): an active job without one has stalled.
+   */
+  async holdsLock(name: QueueName, jobId: string): Promise<boolean> {
+    return (await this.connection.exists(`${this.queue(name).toKey(jobId)}:lock`)) === 1;
+  }
+
+  /**
+   * True the first time it is asked on a Redis that does not hold this installation's marker: a
+   * new Redis, or one that lost its data (a restart without persistence, a FLUSHALL), so every
+   * job it held is gone. Sets the marker, so the next call answers false.
+   */
+  async lostDataSinceLastAsked(): Promise<boolean> {
+    // Beside the memory jobs (same hash tag): on a Redis Cluster it is lost with them.
+    const marker = redisKeys.reconcilerEpoch(this.config.prefix, QueueName.Memory);
+    return (await this.connection.set(marker, new Date().toISOString(), 'NX')) === 'OK';
   }
 
   async ping(timeoutMs = 1_000): Promise<boolean> {

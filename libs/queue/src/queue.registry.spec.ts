@@ -1,11 +1,15 @@
 import {
   ALL_JOBS,
   assertEveryJobHandled,
+  attemptsOf,
   JOB_QUEUE,
+  jobIdOf,
   JobName,
   jobOptions,
   NARRATE_BACKOFF,
   narrateBackoff,
+  narrateJobId,
+  outboxRow,
   QueueName,
   queueOf,
   safeJobId,
@@ -29,6 +33,24 @@ describe('the queue registry', () => {
     expect(first.backoff).toMatchObject({ type: NARRATE_BACKOFF, jitter: expect.any(Number) });
     expect(first.removeOnComplete).toMatchObject({ count: expect.any(Number) });
     expect(first.removeOnFail).toMatchObject({ count: expect.any(Number) });
+  });
+
+  it('fixes the attempts when the job is enqueued, and a worker reads them back from the job', () => {
+    const payload = { adventureId: 'adv-1', turnId: 'turn-42' };
+    const configured = jobOptions(JobName.NarrateTurn, payload, { [JobName.NarrateTurn]: 7 });
+
+    expect(configured.attempts).toBe(7);
+    expect(attemptsOf({ opts: configured })).toBe(7);
+    expect(attemptsOf({ opts: jobOptions(JobName.UpdateMemory, { adventureId: 'a' }) })).toBe(5);
+    expect(attemptsOf({ opts: {} })).toBe(1);
+  });
+
+  it('derives a job id in one place: the outbox row, the registry and a lookup agree', () => {
+    const payload = { adventureId: 'adv-1', turnId: 'turn-42' };
+
+    expect(jobIdOf(JobName.NarrateTurn, payload)).toBe(narrateJobId('turn-42'));
+    expect(outboxRow({ jobName: JobName.NarrateTurn, payload }).jobId).toBe('narrate-turn-42');
+    expect(jobIdOf(JobName.UpdateMemory, { adventureId: 'adv-1' })).toBeUndefined();
   });
 
   it("narrate backoff grows exponentially within its jitter and honours a 429's Retry-After", () => {

@@ -58,9 +58,7 @@ export function outboxRow(request: JobRequest & { jobId?: string }): {
   jobId?: string;
   payload: unknown;
 } {
-  const jobId =
-    request.jobId ??
-    (jobOptions(request.jobName, request.payload as never).jobId as string | undefined);
+  const jobId = request.jobId ?? jobIdOf(request.jobName, request.payload as never);
   return {
     queue: queueOf(request.jobName),
     jobName: request.jobName,
@@ -86,16 +84,55 @@ const KEEP_COMPLETED = { age: 24 * 3600, count: 10_000 };
 const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
 
 /**
- * Every job's BullMQ options, chosen here and nowhere else. Job ids are
- * deterministic so a second enqueue of the same work is a no-op.
+ * Attempts per job, unless the installation sets its own (QueueConfig.attempts, from
+ * NARRATE_ATTEMPTS). The number is fixed when the job is enqueued and travels in its options: a
+ * worker reads it back with `attemptsOf`, so the producer's number is the only one.
  */
-export function jobOptions<J extends JobName>(jobName: J, payload: JobPayloads[J]): JobsOptions {
+export const DEFAULT_ATTEMPTS: { readonly [J in JobName]: number } = {
+  [JobName.NarrateTurn]: 3,
+  [JobName.UpdateMemory]: 5,
+};
+
+/**
+ * A job's id, derived here and nowhere else: deterministic, so a second enqueue of the same work
+ * is a no-op. The memory job has none (it is deduplicated per adventure instead; BullMQ names it).
+ */
+export function jobIdOf<J extends JobName>(
+  jobName: J,
+  payload: JobPayloads[J],
+): string | undefined {
+  switch (jobName) {
+    case JobName.NarrateTurn:
+      return narrateJobId((payload as NarrateJob).turnId);
+    case JobName.UpdateMemory:
+      return undefined;
+    default:
+      throw new Error(`unknown job name "${String(jobName)}": add it to jobIdOf in libs/queue`);
+  }
+}
+
+/** The narrate job of a turn (the reconciler and the API look it up by this). */
+export function narrateJobId(turnId: string): string {
+  return safeJobId(`narrate-${requireId(turnId, 'turnId')}`);
+}
+
+/** The attempts a job was enqueued with: the one number that says which attempt is its last. */
+export function attemptsOf(job: { opts: Pick<JobsOptions, 'attempts'> }): number {
+  return Math.max(1, job.opts.attempts ?? 1);
+}
+
+/** Every job's BullMQ options, chosen here and nowhere else. */
+export function jobOptions<J extends JobName>(
+  jobName: J,
+  payload: JobPayloads[J],
+  attempts: Partial<Record<JobName, number>> = {},
+): JobsOptions {
+  const tries = attempts[jobName] ?? DEFAULT_ATTEMPTS[jobName];
   switch (jobName) {
     case JobName.NarrateTurn: {
-      const { turnId } = payload as NarrateJob;
       return {
-        jobId: safeJobId(`narrate-${requireId(turnId, 'turnId')}`),
-        attempts: 3,
+        jobId: jobIdOf(jobName, payload),
+        attempts: tries,
         // 2 s, 4 s with ±50% jitter, so turns that failed together (a model
         // outage) do not all retry in the same instant; a 429 waits what the
         // provider asked instead (see `narrateBackoff`).
@@ -114,7 +151,7 @@ export function jobOptions<J extends JobName>(jobName: J, payload: JobPayloads[J
           id: safeJobId(`memory-${requireId(adventureId, 'adventureId')}`),
           keepLastIfActive: true,
         },
-        attempts: 5,
+        attempts: tries,
         backoff: { type: 'exponential', delay: 5_000, jitter: 0.5 },
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: KEEP_FAILED,

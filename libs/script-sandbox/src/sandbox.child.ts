@@ -87,7 +87,7 @@ function compiled(entry: CachedIsolate, field: SourceField, source: string): ivm
   return script;
 }
 
-/** An error's message for the script's owner: no host paths, no stack frames (spec S12). */
+/** An error's message for the script's owner: no host paths, no stack frames (docs/scripting.md, S12). */
 export function ownerMessage(error: unknown): string {
   const raw =
     error instanceof Error

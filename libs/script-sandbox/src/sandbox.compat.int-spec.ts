@@ -1,4 +1,4 @@
-// spec/scripting.md §4.1 at the sandbox's level: AI Dungeon's script contract on real isolates
+// docs/scripting.md §4.1 at the sandbox's level: AI Dungeon's script contract on real isolates
 // in real child processes (the built child: `npm run build` first). Fixtures are our own, each
 // following a pattern §2 names. The turn-level halves (events, the fake model) are in the apps'
 // specs.

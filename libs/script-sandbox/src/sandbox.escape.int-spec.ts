@@ -1,4 +1,4 @@
-// spec/scripting.md §4.2: hostile scripts against the real sandbox (built child; `npm run build`
+// docs/scripting.md §4.2: hostile scripts against the real sandbox (built child; `npm run build`
 // first). Every case must end as a recorded outcome within its limit, with the host untouched.
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

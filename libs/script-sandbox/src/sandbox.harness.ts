@@ -2,12 +2,12 @@
 // must not have, installs AI Dungeon's globals and card functions as plain JavaScript (no host
 // callbacks: nothing of the host is reachable from the isolate), and returns `init`, which takes
 // the run's input as one JSON string and returns `fin`. After the Library and the hook ran,
-// `fin(completion)` picks the result among the three styles (spec §1.2) and serialises text,
+// `fin(completion)` picks the result among the three styles (docs/scripting.md §1.2) and serialises text,
 // stop, state, cards and logs into one JSON string, the only thing that leaves the isolate.
 //
 // Everything the harness relies on is captured before user code runs, so a script that
 // replaces JSON.stringify, Array.prototype.push or Object.prototype.toJSON cannot change what
-// the harness reports (spec S5). The result envelope is concatenated from primitive strings,
+// the harness reports (docs/scripting.md, S5). The result envelope is concatenated from primitive strings,
 // which JSON.stringify serialises without consulting any toJSON.
 import { SCRIPT_LIMITS } from '@chronicle/scripting';
 

@@ -1,4 +1,4 @@
-// Story cards after a hook, diffed by id against the snapshot the script was given (spec §3.3).
+// Story cards after a hook, diffed by id against the snapshot the script was given (docs/scripting.md §3.3).
 // Scripts edit the live array directly (property writes, push, splice, unshift), so the diff,
 // not the card functions, is what Chronicle records: added, updated, removed, reordered.
 import { forbiddenKey, isPlainObject, parseJson } from './json-safety';

@@ -1,4 +1,4 @@
-// The Context hook's view of a prompt (spec §3.2): AI Dungeon's layout, which scripts parse by
+// The Context hook's view of a prompt (docs/scripting.md §3.2): AI Dungeon's layout, which scripts parse by
 // its headings, not Chronicle's cache-friendly native layout. And what a script's returned text
 // means for the prompt that is sent: unchanged, an appended suffix, or a rewrite.
 import type { ContextChange } from './scripting.types';
@@ -87,7 +87,7 @@ export function isCacheCompatible(source: string): boolean {
 }
 
 /**
- * A rewritten story cut from the front to fit `maxChars` (AID truncates to maxChars; spec S13:
+ * A rewritten story cut from the front to fit `maxChars` (AID truncates to maxChars; docs/scripting.md, S13:
  * a rewrite never exceeds the budget).
  */
 export function fitRewrite(story: string, maxChars: number): string {

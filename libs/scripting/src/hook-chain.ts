@@ -1,4 +1,4 @@
-// One hook across every enabled script of an adventure, in position order (spec §3.4): text
+// One hook across every enabled script of an adventure, in position order (docs/scripting.md §3.4): text
 // flows from one script to the next, `stop` ends the chain, each script keeps a private `state`
 // while the story cards are one shared array, a later script wins per `state.memory` field, and
 // a failed script contributes nothing. A per-turn budget caps the time all of it may take.
@@ -74,11 +74,12 @@ export interface HookChainResult {
   spentMs: number;
 }
 
-/** "<script> (<hook>): <message>", the owner-facing error (no host paths, spec S12). */
+/** "<script> (<hook>): <message>", the owner-facing error (no host paths, docs/scripting.md, S12). */
 export function ownerError(script: { name: string }, hook: HookName, message: string): string {
   return `${script.name} (${hook}): ${message}`;
 }
 
+// eslint-disable-next-line max-lines-per-function -- the chain's one loop: each script's run, its time budget, and what it hands the next (text, cards, memory, messages), in the scripts' position order
 export async function runHookChain(
   runner: HookRunner,
   input: HookChainInput,

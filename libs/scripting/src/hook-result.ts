@@ -1,4 +1,4 @@
-// What a hook's resolved result means, per hook (spec §1.1 and §3.6). The harness inside the
+// What a hook's resolved result means, per hook (docs/scripting.md §1.1 and §3.6). The harness inside the
 // isolate has already picked the result among the three styles (completion value, a
 // `modifier(text)` call, the globals); this decides what Chronicle does with it.
 import { SCRIPT_LIMITS } from './scripting.limits';

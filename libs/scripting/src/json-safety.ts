@@ -1,6 +1,6 @@
 // Values a script hands back arrive as JSON text from the sandbox. They are parsed here, on the
 // host, and refused when they carry keys that would reach an object's prototype if a later
-// merge or spread copied them (spec S6).
+// merge or spread copied them (docs/scripting.md, S6).
 
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 

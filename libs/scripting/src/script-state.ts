@@ -48,7 +48,7 @@ export function scriptMemoryOf(state: Record<string, unknown>): ScriptMemory {
   return out;
 }
 
-/** Later scripts win per field (spec §3.4). */
+/** Later scripts win per field (docs/scripting.md §3.4). */
 export function mergeScriptMemory(into: ScriptMemory, from: ScriptMemory): ScriptMemory {
   return { ...into, ...from };
 }

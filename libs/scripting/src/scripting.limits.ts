@@ -1,6 +1,6 @@
 // The script limits, one number each, read by the save-time validation, the sandbox and the
 // hook chain. Defaults follow AI Dungeon (2 s per hook) and what the largest community scripts
-// need (Localized Languages' ~2 MB Library, Inner Self's hooks); see spec/scripting.md §3.5.
+// need (Localized Languages' ~2 MB Library, Inner Self's hooks); see docs/scripting.md §3.5.
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

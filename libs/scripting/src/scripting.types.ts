@@ -1,4 +1,4 @@
-// The contract between Chronicle and a scenario script (spec/scripting.md §1): what a hook run
+// The contract between Chronicle and a scenario script (docs/scripting.md §1): what a hook run
 // is given, what it hands back, and how its outcome is recorded.
 
 export type HookName = 'input' | 'context' | 'output';

@@ -57,7 +57,9 @@ describe('turn stream on a Redis Cluster', () => {
         { event: 'chunk', data: { text: 'late' } },
       ]),
     ).toBe(false);
-    expect(await publisher.publishDone('c1', 'attempt-b', 'B', { turnId: 'c1' })).toBe(false);
+    expect(await publisher.publishDone('c1', 'attempt-b', 'B', { turnId: 'c1', version: 2 })).toBe(
+      false,
+    );
     expect((await publisher.entries('c1')).map((e) => e.event)).toEqual([
       'player',
       'chunk',
@@ -76,18 +78,20 @@ describe('turn stream on a Redis Cluster', () => {
         const started = Date.now();
         const other = follow(hub, turnId);
         await tick();
-        await publisher.publish(turnId, 'done', { turnId });
-        expect(await other).toEqual([`done:{"turnId":"${turnId}"}`]);
+        await publisher.publish(turnId, 'done', { turnId, version: 2 });
+        expect(await other).toEqual([`done:{"turnId":"${turnId}","version":2}`]);
         expect(Date.now() - started).toBeLessThan(1_500);
       }
-      await publisher.publish(first, 'done', {});
-      expect(await watching).toEqual(['done:{}']);
+      await publisher.publish(first, 'done', { turnId: first, version: 2 });
+      expect(await watching).toEqual([`done:{"turnId":"${first}","version":2}`]);
       // streams of other shards, on other masters, each on its own loop
       const others = Array.from({ length: 16 }, (_, shard) => turnsOfOneShard(1, shard)[0]);
       const all = others.map((turnId) => follow(hub, turnId));
       await tick(300);
-      for (const turnId of others) await publisher.publish(turnId, 'done', {});
-      expect(await Promise.all(all)).toEqual(others.map(() => ['done:{}']));
+      for (const turnId of others) await publisher.publish(turnId, 'done', { turnId, version: 2 });
+      expect(await Promise.all(all)).toEqual(
+        others.map((turnId) => [`done:{"turnId":"${turnId}","version":2}`]),
+      );
       expect(hub.connections).toBeLessThanOrEqual(16);
     } finally {
       hub.close();

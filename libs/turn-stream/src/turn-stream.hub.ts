@@ -8,7 +8,8 @@ import {
   waitForRedis,
   type RedisClient,
 } from '@chronicle/platform';
-import { isFinal, toEntry, turnStreamKey, type TurnStreamEntry } from './turn-stream';
+import { toEntry, turnStreamKey } from './turn-stream';
+import { isFinal, type TurnStreamEntry } from './turn-stream.frames';
 
 // The API's followers of unfinished turns, all on a fixed number of Redis connections. An XREAD
 // BLOCK holds its connection until it answers, so a connection per follower would make 1,000

@@ -78,15 +78,19 @@ describe('turn stream', () => {
       await publisher.publish('h2', 'chunk', { text: 'b' });
       const other = follow(hub, 'h2');
       await tick();
-      await publisher.publish('h2', 'done', {});
-      expect(await other).toEqual(['chunk:{"text":"b"}', 'done:{}']);
+      await publisher.publish('h2', 'done', { turnId: 'h2', version: 2 });
+      expect(await other).toEqual(['chunk:{"text":"b"}', 'done:{"turnId":"h2","version":2}']);
       expect(Date.now() - started).toBeLessThan(1_000);
 
-      await publisher.publish('h1', 'done', { turnId: 'h1' });
-      const all = ['player:{"action":null}', 'chunk:{"text":"a"}', 'done:{"turnId":"h1"}'];
+      await publisher.publish('h1', 'done', { turnId: 'h1', version: 2 });
+      const all = [
+        'player:{"action":null}',
+        'chunk:{"text":"a"}',
+        'done:{"turnId":"h1","version":2}',
+      ];
       expect(await first).toEqual(all);
       expect(await late).toEqual(all);
-      expect(await fromMiddle).toEqual(['done:{"turnId":"h1"}']);
+      expect(await fromMiddle).toEqual(['done:{"turnId":"h1","version":2}']);
 
       // A follower that leaves stops being read for; one that hears nothing ends when idle.
       const left = new AbortController();
@@ -116,14 +120,16 @@ describe('turn stream', () => {
     expect(
       await publisher.publishFenced('f1', 'attempt-b', [{ event: 'chunk', data: { text: 'B1' } }]),
     ).toBe(true);
-    expect(await publisher.publishDone('f1', 'attempt-b', 'B1', { turnId: 'f1' })).toBe(false);
+    expect(await publisher.publishDone('f1', 'attempt-b', 'B1', { turnId: 'f1', version: 2 })).toBe(
+      false,
+    );
     const entries = await publisher.entries('f1');
     expect(entries.map((e) => [e.event, e.data])).toEqual([
       ['player', { action: null }],
       ['chunk', { text: 'A1' }],
       ['reset', {}],
       ['chunk', { text: 'B1' }],
-      ['done', { turnId: 'f1' }],
+      ['done', { turnId: 'f1', version: 2 }],
     ]);
   });
 
@@ -137,9 +143,9 @@ describe('turn stream', () => {
       { event: 'chunk', data: { text: 'B part' } },
     ]);
     // A's Narrated was appended first: its done must not follow B's text
-    expect(await publisher.publishDone('f2', 'attempt-a', 'A whole take', { turnId: 'f2' })).toBe(
-      true,
-    );
+    expect(
+      await publisher.publishDone('f2', 'attempt-a', 'A whole take', { turnId: 'f2', version: 2 }),
+    ).toBe(true);
     expect(
       await publisher.publishFenced('f2', 'attempt-b', [
         { event: 'chunk', data: { text: 'B late' } },
@@ -150,7 +156,7 @@ describe('turn stream', () => {
     expect(events.slice(lastReset)).toEqual([
       ['reset', {}],
       ['chunk', { text: 'A whole take' }],
-      ['done', { turnId: 'f2' }],
+      ['done', { turnId: 'f2', version: 2 }],
     ]);
   });
 

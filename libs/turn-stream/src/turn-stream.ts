@@ -1,34 +1,24 @@
 import { redisKeys, type RedisClient } from '@chronicle/platform';
+import {
+  decodeFrame,
+  encodeFrame,
+  type DoneFrameData,
+  type FrameData,
+  type TurnFrame,
+  type TurnStreamEntry,
+  type TurnStreamEventName,
+} from './turn-stream.frames';
 
-// What a client watches while a turn is narrated: one Redis Stream per turn.
-// The context worker appends `player`, `reasoning`, `chunk`, `reset`, and
-// finally `done` or `error`; the API's SSE endpoint replays the stream from
-// the client's Last-Event-ID, so a client that connects late or reconnects
-// misses nothing. The stream is a delivery buffer, not a record: the outcome
-// is in the event log, and the stream expires.
+// What a client watches while a turn is narrated: one Redis Stream per turn, each entry one
+// TurnFrame (turn-stream.frames.ts) as encodeFrame wrote it. The API's SSE endpoint replays the
+// stream from the client's Last-Event-ID, so a client that connects late or reconnects misses
+// nothing. The stream is a delivery buffer, not a record: the outcome is in the event log, and
+// the stream expires.
 
-/**
- * `stopped {message}`: a script stopped the turn, no model call (final). `message {text}`: a
- * script's `state.message` changed.
- */
-export type TurnStreamEventName =
-  'player' | 'reasoning' | 'chunk' | 'reset' | 'done' | 'error' | 'stopped' | 'message';
-
-export interface TurnStreamEntry {
-  /** the Redis stream entry id, used as the SSE `id:` */
-  id: string;
-  event: TurnStreamEventName;
-  data: unknown;
-}
-
-const FINAL: ReadonlySet<TurnStreamEventName> = new Set(['done', 'error', 'stopped']);
 /** A turn's stream lives this long after its last write. */
 export const TURN_STREAM_TTL_SECONDS = 3600;
 const MAX_ENTRIES = 20000;
-
-export function isFinal(event: TurnStreamEventName): boolean {
-  return FINAL.has(event);
-}
+const RESET = encodeFrame({ event: 'reset', data: {} });
 
 export class TurnStreamPublisher {
   constructor(
@@ -40,8 +30,12 @@ export class TurnStreamPublisher {
     return turnStreamKey(this.prefix, turnId);
   }
 
-  async publish(turnId: string, event: TurnStreamEventName, data: unknown): Promise<string> {
-    const [id] = await this.publishMany(turnId, [{ event, data }]);
+  async publish<E extends TurnStreamEventName>(
+    turnId: string,
+    event: E,
+    data: FrameData<E>,
+  ): Promise<string> {
+    const [id] = await this.publishMany(turnId, [{ event, data } as TurnFrame]);
     return id;
   }
 
@@ -49,25 +43,13 @@ export class TurnStreamPublisher {
    * Several entries in one round trip (one MULTI), in order: the context worker sends what the
    * model streamed within one tick of its event loop together.
    */
-  async publishMany(
-    turnId: string,
-    entries: readonly { event: TurnStreamEventName; data: unknown }[],
-  ): Promise<string[]> {
+  async publishMany(turnId: string, entries: readonly TurnFrame[]): Promise<string[]> {
     if (entries.length === 0) return [];
     const key = this.key(turnId);
     const multi = this.redis.multi();
-    for (const { event, data } of entries) {
-      multi.xadd(
-        key,
-        'MAXLEN',
-        '~',
-        String(MAX_ENTRIES),
-        '*',
-        'event',
-        event,
-        'data',
-        JSON.stringify(data),
-      );
+    for (const frame of entries) {
+      const { event, data } = encodeFrame(frame);
+      multi.xadd(key, 'MAXLEN', '~', String(MAX_ENTRIES), '*', 'event', event, 'data', data);
     }
     multi.expire(key, TURN_STREAM_TTL_SECONDS);
     const results = (await multi.exec()) as [Error | null, unknown][];
@@ -98,6 +80,9 @@ export class TurnStreamPublisher {
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
       rerun ? '1' : '0',
+      RESET.event,
+      RESET.data,
+      'player' satisfies TurnStreamEventName,
     );
     return reset === 1;
   }
@@ -110,7 +95,7 @@ export class TurnStreamPublisher {
   async publishFenced(
     turnId: string,
     token: string,
-    entries: readonly { event: TurnStreamEventName; data: unknown }[],
+    entries: readonly TurnFrame[],
   ): Promise<boolean> {
     if (entries.length === 0) return true;
     const written = await this.redis.eval(
@@ -121,7 +106,10 @@ export class TurnStreamPublisher {
       token,
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
-      ...entries.flatMap(({ event, data }) => [event, JSON.stringify(data)]),
+      ...entries.flatMap((frame) => {
+        const { event, data } = encodeFrame(frame);
+        return [event, data];
+      }),
     );
     return written === 1;
   }
@@ -132,7 +120,14 @@ export class TurnStreamPublisher {
    * attempt's whole text before `done`, so the client still sees one attempt's text after the
    * last `reset`. Returns whether it had to.
    */
-  async publishDone(turnId: string, token: string, text: string, done: unknown): Promise<boolean> {
+  async publishDone(
+    turnId: string,
+    token: string,
+    text: string,
+    done: DoneFrameData,
+  ): Promise<boolean> {
+    const chunk = encodeFrame({ event: 'chunk', data: { text } });
+    const final = encodeFrame({ event: 'done', data: done });
     const replayed = await this.redis.eval(
       FENCED_DONE,
       2,
@@ -141,8 +136,12 @@ export class TurnStreamPublisher {
       token,
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
-      JSON.stringify({ text }),
-      JSON.stringify(done),
+      RESET.event,
+      RESET.data,
+      chunk.event,
+      chunk.data,
+      final.event,
+      final.data,
     );
     return replayed === 1;
   }
@@ -158,7 +157,9 @@ export class TurnStreamPublisher {
 // The fence: one key per turn holding the token of the attempt whose output the stream takes.
 // Checked and written in the same script as the XADDs, so an attempt that lost its job's lock
 // (its worker stalled, another took the job over and claimed the fence) cannot slip a chunk in
-// between the check and the write. KEYS: stream, fence. ARGV: token, ttl, maxlen, ...
+// between the check and the write. KEYS: stream, fence. ARGV: token, ttl, maxlen, then the
+// script's own; every entry's fields are encodeFrame's, passed in, never spelled in Lua.
+// ARGV[4]: '1' on a rerun; ARGV[5], ARGV[6]: the reset frame; ARGV[7]: the player frame's name.
 const CLAIM = `
 redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
 local reset = ARGV[4] == '1'
@@ -170,12 +171,12 @@ if not reset then
   if #last > 0 then
     local fields = last[1][2]
     for i = 1, #fields, 2 do
-      if fields[i] == 'event' and fields[i + 1] ~= 'player' then reset = true end
+      if fields[i] == 'event' and fields[i + 1] ~= ARGV[7] then reset = true end
     end
   end
 end
 if reset then
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'reset', 'data', '{}')
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[5], 'data', ARGV[6])
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   return 1
 end
@@ -191,15 +192,15 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
-// ARGV[4]: the chunk {text} replayed when the fence moved; ARGV[5]: the done entry's data.
+// ARGV[4..9]: the reset and the chunk {text} replayed when the fence moved, then the done frame.
 const FENCED_DONE = `
 local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
 if replay then
   redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'reset', 'data', '{}')
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'chunk', 'data', ARGV[4])
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[4], 'data', ARGV[5])
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[6], 'data', ARGV[7])
 end
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'done', 'data', ARGV[5])
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[8], 'data', ARGV[9])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 if replay then return 1 end
 return 0
@@ -210,9 +211,9 @@ export function turnStreamKey(prefix: string, turnId: string): string {
   return redisKeys.turnStream(prefix, turnId);
 }
 
-/** A stream row as the API and the worker read it. */
+/** A stream row as the API and the worker read it: its fields decoded by `decodeFrame`. */
 export function toEntry([id, fields]: [string, string[]]): TurnStreamEntry {
   const map: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) map[fields[i]] = fields[i + 1];
-  return { id, event: map.event as TurnStreamEventName, data: JSON.parse(map.data ?? 'null') };
+  return { id, ...decodeFrame(map.event, map.data) };
 }

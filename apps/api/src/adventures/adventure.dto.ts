@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the adventure routes' request bodies: declarations of decorated fields, one class per body, read together as the API's schema (Swagger is built from them) */
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {

@@ -5,16 +5,12 @@ import {
   TurnStreamHub,
   TurnStreamPublisher,
   isFinal,
-  type TurnStreamEventName,
+  type TurnFrame,
 } from '@chronicle/turn-stream';
 import { TurnsUseCase, type TurnView } from './turns.use-case';
 
 /** One SSE frame; `id` is the Redis entry id, absent on a frame synthesized from the log. */
-export interface TurnFrame {
-  id?: string;
-  event: TurnStreamEventName;
-  data: unknown;
-}
+export type SseTurnFrame = TurnFrame & { id?: string };
 
 const ENTRY_ID = /^\d{1,20}-\d{1,20}$/;
 /**
@@ -64,7 +60,7 @@ export class FollowTurnUseCase {
     lastEventId: string | undefined,
     signal: AbortSignal,
     opened?: OpenedTurn,
-  ): AsyncGenerator<TurnFrame> {
+  ): AsyncGenerator<SseTurnFrame> {
     let lastId = lastEventId || '0-0';
     let finished = opened ? opened.finished : await this.finished(adventureId, turnId);
     while (!signal.aborted) {
@@ -131,7 +127,7 @@ function finishedTurn(view: TurnView, version: number): FinishedTurn | null {
   return { view, version };
 }
 
-function finalFrame({ view, version }: FinishedTurn): TurnFrame {
+function finalFrame({ view, version }: FinishedTurn): SseTurnFrame {
   if (view.status === 'stopped') return { event: 'stopped', data: { message: view.message ?? '' } };
   if (view.status === 'done') {
     return { event: 'done', data: { action: view.action, turnId: view.turnId, version } };

@@ -28,7 +28,7 @@ import {
   type HookChainResult,
 } from '@chronicle/scripting';
 import { ScriptsUnavailableError } from '../scripts/scripts.use-case';
-import { TurnStreamPublisher } from '@chronicle/turn-stream';
+import { scriptMessageFrames, TurnStreamPublisher, type TurnFrame } from '@chronicle/turn-stream';
 import { requestMetadata } from '../http/request-actor';
 import { AdventureIndexRepository } from './adventure-index.repository';
 import { turnStreamPath } from './adventure.reader';
@@ -113,7 +113,7 @@ export class SubmitActionUseCase {
   }
 
   /**
-   * onInput, before PlayerActed (spec §3.1): the adventure's enabled scripts on the formatted
+   * onInput, before PlayerActed (docs/scripting.md §3.1): the adventure's enabled scripts on the formatted
    * input, after the resend check (a known action id runs nothing). undefined when there is
    * nothing to run; the decider then writes the typed text as before.
    */
@@ -287,13 +287,7 @@ export class SubmitActionUseCase {
     turnId: string,
     events: readonly { type: string; data: unknown }[],
   ): Promise<void> {
-    const frames: { event: 'message' | 'stopped'; data: unknown }[] = [];
-    for (const event of events) {
-      if (event.type === 'ScriptMessagePosted') {
-        const data = event.data as { message: string; visibleTo?: string[] };
-        frames.push({ event: 'message', data: { text: data.message, visibleTo: data.visibleTo } });
-      }
-    }
+    const frames: TurnFrame[] = scriptMessageFrames(events);
     const stopped = events.find((e) => e.type === 'TurnStoppedByScript');
     if (stopped) {
       frames.push({

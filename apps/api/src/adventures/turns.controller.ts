@@ -23,7 +23,8 @@ import type { Response } from 'express';
 import { BadRequestException } from '@nestjs/common';
 import { RetryDto, SubmitActionDto } from './adventure.dto';
 import { isUuid } from '../http/path-params.pipe';
-import { FollowTurnUseCase, type TurnFrame } from './follow-turn.use-case';
+import { encodeFrame } from '@chronicle/turn-stream';
+import { FollowTurnUseCase, type SseTurnFrame } from './follow-turn.use-case';
 import { SubmitActionUseCase } from './submit-action.use-case';
 import { TurnsUseCase } from './turns.use-case';
 import { StreamSlots } from './stream-slots';
@@ -164,7 +165,9 @@ function idempotencyKey(
   return header;
 }
 
-export function sseFrame(frame: TurnFrame): string {
+/** An SSE message holds a frame as the stream entry does: encodeFrame's event and data. */
+export function sseFrame(frame: SseTurnFrame): string {
   const id = frame.id ? `id: ${frame.id}\n` : '';
-  return `${id}event: ${frame.event}\ndata: ${JSON.stringify(frame.data)}\n\n`;
+  const { event, data } = encodeFrame(frame);
+  return `${id}event: ${event}\ndata: ${data}\n\n`;
 }

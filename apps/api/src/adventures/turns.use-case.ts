@@ -9,8 +9,7 @@ import {
 } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { ControlPlane } from '@chronicle/platform';
-import { QueueName } from '@chronicle/queue';
-import { QueueProducer } from '@chronicle/queue';
+import { narrateJobId, QueueName, QueueProducer } from '@chronicle/queue';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { requestMetadata } from '../http/request-actor';
 
@@ -110,7 +109,7 @@ export class TurnsUseCase {
 
   private async isRunning(turnId: string): Promise<boolean> {
     try {
-      const job = await this.queue.queue(QueueName.Narrate).getJob(`narrate-${turnId}`);
+      const job = await this.queue.queue(QueueName.Narrate).getJob(narrateJobId(turnId));
       return (await job?.getState()) === 'active';
     } catch {
       // Redis unreachable: the log still says queued, which is true.

@@ -69,7 +69,7 @@ export class ReplayUseCase {
 
   importLog(text: string): Promise<ImportedAdventure> {
     const adventureId = randomUUID();
-    return importAdventure(this.eventStore, text, {
+    return importAdventure(this.adventures, text, {
       adventureId,
       ownerId: currentOwnerId(),
       actor: requestMetadata().actor,

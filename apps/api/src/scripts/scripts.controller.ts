@@ -14,7 +14,7 @@ import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { CreateScriptDto, EditScriptDto, ReorderScriptsDto, ScriptTestDto } from './script.dto';
 import { ScriptsUseCase } from './scripts.use-case';
 
-/** Scenario scripts (spec/scripting.md §0; the route names are part of the contract). */
+/** Scenario scripts (docs/scripting.md §0; the route names are part of the contract). */
 @ApiTags('scripts')
 @Controller('v1/adventures/:id/scripts')
 export class ScriptsController {

@@ -86,7 +86,7 @@ export async function checkScriptSyntax(
 }
 
 /**
- * The owner's script routes (spec/scripting.md §0): sources are compiled in the sandbox before
+ * The owner's script routes (docs/scripting.md §0): sources are compiled in the sandbox before
  * they are decided, so a syntax error answers 422 with its position and writes nothing.
  */
 @Injectable()

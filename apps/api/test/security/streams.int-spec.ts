@@ -181,7 +181,9 @@ describe('1,000 followers on one instance', () => {
     expect(during.all - before.all).toBeLessThan(50);
 
     const publisher = api.app.get(TurnStreamPublisher);
-    for (const turn of turns) await publisher.publish(turn.turnId, 'done', { turnId: turn.turnId });
+    for (const turn of turns) {
+      await publisher.publish(turn.turnId, 'done', { turnId: turn.turnId, version: 2 });
+    }
     const bodies = await Promise.all(followers.map((f) => f.ended));
     expect(bodies.every((body) => body.includes('event: done'))).toBe(true);
   }, 60_000);

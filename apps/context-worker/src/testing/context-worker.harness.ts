@@ -124,7 +124,9 @@ export async function act(
     { type: 'SubmitAction', key: actionId, data: { turnId, inputType, text, actionId } },
     { actor: 'test' },
   );
-  await harness.stream.publish(turnId, 'player', { action: { id: actionId, text } });
+  await harness.stream.publish(turnId, 'player', {
+    action: { id: actionId, type: inputType, text },
+  });
   return { turnId, actionId, version: handled.state.version };
 }
 
@@ -169,7 +171,11 @@ export async function cancel(
       actor: 'test',
     },
   );
-  await harness.stream.publish(turnId, 'error', { message: 'cancelled', cancelled: true });
+  await harness.stream.publish(turnId, 'error', {
+    code: 'cancelled',
+    message: 'cancelled',
+    cancelled: true,
+  });
   await harness.controlPlane.cancelTurn(adventureId, turnId);
 }
 

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- matching, budgeting and rendering a book share the compiled automata and the card records; split, each part would need the others' internals */
 // Which story cards fire on a turn, and what of them the prompt gets: the lore's half of the
 // context builder, kept apart from the builder so the builder only places what this returns.
 //
@@ -479,6 +480,7 @@ interface Fired {
  * that does not fit skipped (a later, smaller one may fit), rendered lowest priority first.
  * Static cards are not here (see `staticLore`).
  */
+// eslint-disable-next-line max-lines-per-function -- one pass over the fired cards in budget order (conditions, timing, chance, groups, recursion, budget), each step reading the one before; split, the pass's shared state would travel as arguments
 export function activateLore(
   cards: readonly StoryCard[],
   window: LoreWindow,

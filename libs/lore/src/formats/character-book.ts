@@ -58,6 +58,7 @@ export interface BookContext extends StContext {
   charName: string;
 }
 
+// eslint-disable-next-line max-lines-per-function -- one codec object (read, write, its entries' fields both ways), so each field's import sits beside its export
 export function characterBookCodec(format: LoreFormat): Codec<BookContext> {
   return {
     format,

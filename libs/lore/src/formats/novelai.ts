@@ -1,5 +1,5 @@
 // NovelAI lorebooks: `{lorebookVersion, entries[], settings, categories[]}`. Defaults as the app
-// and public converters write them (spec §2.4). NovelAI's budgets, trimming, insertion position,
+// and public converters write them (docs/lore-formats.md §2.4). NovelAI's budgets, trimming, insertion position,
 // phrase biases and advanced conditions are kept verbatim (Chronicle does not run them yet).
 
 import type { Codec } from '../lore.codec';

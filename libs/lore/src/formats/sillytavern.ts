@@ -1,5 +1,5 @@
 // SillyTavern world info: `{entries: {<uid>: entry}, name?, …}` (entries may also be an array).
-// Fields and defaults as the spec's §2.2 gives them (SillyTavern's newWorldInfoEntryDefinition).
+// Fields and defaults as docs/lore-formats.md §2.2 gives them (SillyTavern's newWorldInfoEntryDefinition).
 
 import type {
   CardCondition,

@@ -1,4 +1,4 @@
-// Lore files written by hand from each format's specification (spec/lore-formats.md §2), one per
+// Lore files written by hand from each format's specification (docs/lore-formats.md §2), one per
 // format and version Chronicle reads. No third-party file is copied: the names and texts are
 // ours, the field names and defaults the formats'.
 

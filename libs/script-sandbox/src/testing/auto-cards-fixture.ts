@@ -1,4 +1,4 @@
-// An in-house script of Auto-Cards' shape and size (spec §2): a ~300 KB Library defining one
+// An in-house script of Auto-Cards' shape and size (docs/scripting.md §2): a ~300 KB Library defining one
 // entry function and a few hundred helpers plus data tables, hooks that call it, a config card
 // created as `addStoryCard("%@%")` then renamed and pinned to the top, JSON state kept in that
 // card's notes, cards made from the story every few turns, a retry check from
