@@ -17,6 +17,7 @@ import {
   buildTurnContext,
   contextManifest,
   deterministicEventId,
+  playerTextOfTurn,
 } from '@chronicle/adventure-store';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import { isModelError, ModelError, type ModelClient } from '@chronicle/llm';
@@ -187,7 +188,13 @@ export class NarrateTurnUseCase {
         memories,
       }),
     }));
-    const [, { memories, built: native }] = await Promise.all([resetting, prompting]);
+    // What the player wrote this turn, read beside them: an event it carries is theirs, never
+    // the model's report (the referee's `playerText`).
+    const [, { memories, built: native }, playerText] = await Promise.all([
+      resetting,
+      prompting,
+      playerTextOfTurn(this.adventures, state),
+    ]);
     const { settings } = state;
     // onModelContext on the built prompt, before the model call (spec §3.1).
     const scriptBase = await this.scripts.base(state);
@@ -267,7 +274,9 @@ export class NarrateTurnUseCase {
 
     const parsed = parseReply(reply);
     if (parsed.onlyBlock) throw onlyBlockError();
-    const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
+    const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events, {
+      playerText,
+    });
     const actionId = deterministicEventId(turnId, 'narration-action');
     // onOutput on the prose only: the referee has read the raw reply, and what is stored and
     // shown is the script's text (raw_output keeps the model's bytes in the stream).
