@@ -12,6 +12,7 @@ import { TurnScripts } from './turn-scripts';
 import type { WorkerOptions } from 'bullmq';
 import { modelClientProviders } from './model-client.provider';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
+import { FinishedNarrationStore } from './finished-narration.store';
 import { NarrateProcessor } from './narrate.processor';
 import { TurnReconciler } from './turn.reconciler';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -62,6 +63,7 @@ export class ContextWorkerModule {
         { provide: WORKER_CONFIG, useValue: config },
         ...modelClientProviders,
         NarrateTurnUseCase,
+        FinishedNarrationStore,
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
         TurnReconciler,

@@ -5,10 +5,10 @@ import {
   narrativeForTurn,
   TurnNotInFlightError,
   type NarrationFailureCode,
-  type AdventureCommand,
   type AdventureState,
   type Keyed,
   type ModelCallUsage,
+  type RecordNarration,
   type ScriptEffects,
   type Usage,
 } from '@chronicle/adventure';
@@ -34,6 +34,7 @@ import { FAILURE_CODE_OF_KIND } from './narration-failure.code';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { WORKER_CONFIG } from './worker-config.token';
 import { TurnScripts, type ContextScripts } from './turn-scripts';
+import { FinishedNarrationStore, type FinishedNarration } from './finished-narration.store';
 
 export interface NarrateTurnInput {
   adventureId: string;
@@ -147,6 +148,7 @@ export class NarrateTurnUseCase {
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     private readonly budget: DailyTokenBudget,
     private readonly scripts: TurnScripts,
+    private readonly finished: FinishedNarrationStore,
   ) {}
 
   async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
@@ -177,6 +179,11 @@ export class NarrateTurnUseCase {
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
     const token = input.fence;
+    // A narration this turn finished before an outage kept it from the log: recorded as it is.
+    const kept = await this.finished.find(turnId, state.version);
+    if (kept) return this.recordKept(state, input, kept, fence);
+    const overBudget = await this.budgetSpent(state);
+    if (overBudget) return this.failForBudget(input, overBudget, signal);
     // Claiming the stream's fence and building the prompt go side by side. The claim writes
     // `reset` (whatever an earlier attempt streamed is void) before any chunk of this attempt
     // when there was an earlier one or the stream holds output (Redis's to say, in one script).
@@ -299,7 +306,7 @@ export class NarrateTurnUseCase {
       memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
         ? memories.usage
         : null;
-    const narration: Keyed<AdventureCommand> = {
+    const narration: Keyed<RecordNarration> = {
       type: 'RecordNarration',
       key: deterministicEventId(turnId, 'narrated'),
       data: {
@@ -329,32 +336,71 @@ export class NarrateTurnUseCase {
           : {}),
       },
     };
-    const handled = await this.adventures.handle(
-      adventureId,
-      narration,
+    return this.record(
+      state,
+      input,
       {
-        actor: ACTOR,
-        causationId: turnId,
-        jobId: input.jobId,
-        attempt: input.attempt,
-        model: done.model,
-        narrator: this.label.narrator,
-        usage: done.usage,
-        latencyMs,
+        turnId,
+        version: state.version,
+        producedBy: token,
+        command: narration,
+        meta: {
+          actor: ACTOR,
+          causationId: turnId,
+          model: done.model,
+          narrator: this.label.narrator,
+          usage: done.usage,
+          latencyMs,
+        },
+        prose: parsed.narration,
+        usages: [{ ...done.usage, model: done.model }, ...(retrievalUsage ? [retrievalUsage] : [])],
+        summary: {
+          narrator: this.label.narrator,
+          model: done.model,
+          latencyMs,
+          usage: done.usage,
+          finishReason: done.finishReason,
+          accepted: verdict.accepted.length,
+          rejected: parsed.rejections.length + verdict.rejected.length,
+        },
       },
-      // Decided first on the projection this job loaded: the append at its version proves it is
-      // still the head, so the common turn reads the stream once.
-      { state },
+      fence,
     );
+  }
+
+  /**
+   * Appends a finished narration and ends the stream with it. While Postgres is unreachable the
+   * narration is kept (see FinishedNarrationStore), unless this attempt was fenced out (the turn
+   * is another attempt's now), and the job waits: the run after the outage records the same
+   * narration without calling the model again.
+   */
+  private async record(
+    state: AdventureState,
+    input: NarrateTurnInput,
+    finished: FinishedNarration,
+    fence: Fence,
+  ): Promise<NarrateOutcome> {
+    const { adventureId, turnId } = input;
+    const token = input.fence;
+    const { actionId, text: narrationText, model, narrator } = finished.command.data;
+    let handled: Awaited<ReturnType<AdventureCommandHandler['handle']>>;
+    try {
+      handled = await this.adventures.handle(
+        adventureId,
+        finished.command,
+        { ...finished.meta, jobId: input.jobId, attempt: input.attempt },
+        // Decided first on the projection this job loaded: the append at its version proves it
+        // is still the head, so the common turn reads the stream once.
+        { state },
+      );
+    } catch (error) {
+      if (asDependencyUnavailable(error) && !fence.isOut) await this.finished.keep(finished);
+      throw error;
+    }
     const version = handled.state.version;
     // Side by side: the count never fails the turn, and the player need not wait for it.
     await Promise.all([
-      handled.duplicate
-        ? undefined
-        : this.countTokens(handled.state, [
-            { ...done.usage, model: done.model },
-            ...(retrievalUsage ? [retrievalUsage] : []),
-          ]),
+      handled.duplicate ? undefined : this.countTokens(handled.state, finished.usages),
       // The winner's script messages, then its `done`, even when this attempt was fenced out
       // after its append won: the stream then gets `reset` and this attempt's whole prose first
       // (see publishDone), and `done` carries the text onOutput made. A duplicate (another
@@ -363,27 +409,45 @@ export class NarrateTurnUseCase {
       handled.duplicate
         ? undefined
         : this.publishMessages(turnId, token, handled.events).then(() =>
-            this.stream.publishDone(turnId, token, parsed.narration, {
+            this.stream.publishDone(turnId, token, finished.prose, {
               action: { id: actionId, text: narrationText, type: 'ai' },
               turnId,
               version,
-              narrator: this.label.narrator,
-              model: done.model,
+              narrator,
+              model,
             }),
           ),
+      this.finished.forget(turnId),
     ]);
-    this.logger.log({
-      msg: 'narrated',
-      narrator: this.label.narrator,
-      model: done.model,
-      latencyMs,
-      usage: done.usage,
-      finishReason: done.finishReason,
-      accepted: verdict.accepted.length,
-      rejected: parsed.rejections.length + verdict.rejected.length,
-      duplicate: handled.duplicate,
-    });
+    this.logger.log({ msg: 'narrated', ...finished.summary, duplicate: handled.duplicate });
     return { status: 'narrated', actionId, version };
+  }
+
+  /**
+   * The run after an outage, with the narration an earlier run finished: no model call. The
+   * claim resets the stream (it holds the earlier run's chunks), the prose goes out as one chunk
+   * of this attempt, and the rest is an ordinary record.
+   */
+  private async recordKept(
+    state: AdventureState,
+    input: NarrateTurnInput,
+    kept: FinishedNarration,
+    fence: Fence,
+  ): Promise<NarrateOutcome> {
+    this.logger.log({
+      msg: 'recording the narration finished before the outage; the model is not called again',
+      producedBy: kept.producedBy === input.fence ? 'this attempt' : 'an earlier run',
+    });
+    await this.stream.claim(input.turnId, input.fence, true);
+    if (
+      kept.prose &&
+      !(await this.stream.publishFenced(input.turnId, input.fence, [
+        { event: 'chunk', data: { text: kept.prose } },
+      ]))
+    ) {
+      fence.lost();
+    }
+    return this.record(state, input, kept, fence);
   }
 
   /** onModelContext stopped the turn: recorded with its effects, announced, no model call. */
@@ -560,6 +624,36 @@ export class NarrateTurnUseCase {
       attempts,
     });
     return true;
+  }
+
+  /**
+   * Whether the owner's daily token budget is spent, asked before the model is called: the
+   * API's check at the POST may be stale by the time the job runs (the owner's turns on other
+   * adventures, memory passes). A narration once started is never cut short for money.
+   */
+  private async budgetSpent(state: AdventureState): Promise<string | null> {
+    if (this.label.narrator === 'offline' || !state.ownerId) return null;
+    const spent = await this.budget.spentForOwner(
+      state.ownerId,
+      this.config.dailyTokenBudget,
+      new Date(),
+    );
+    return spent?.message ?? null;
+  }
+
+  /** Ends the turn as `budget`: no model call, no retry (the budget resets at midnight UTC). */
+  private async failForBudget(
+    input: NarrateTurnInput,
+    detail: string,
+    signal: AbortSignal,
+  ): Promise<NarrateOutcome> {
+    this.logger.warn({
+      msg: 'the owner is over the daily token budget; turn not narrated',
+      detail,
+    });
+    const failure = { code: 'budget' as const, message: NARRATION_FAILURE_MESSAGES.budget };
+    await this.recordFailureUntilRecorded(input, failure, signal);
+    return { status: 'failed', code: failure.code, error: failure.message };
   }
 
   /**
