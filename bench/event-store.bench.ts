@@ -4,14 +4,18 @@
 // 10,000-event stream through the repository next to the same rows through a
 // raw `pg` query.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { JobName, outboxRow } from '@chronicle/queue';
 import {
   createDatabase,
   EventStoreRepository,
   migrateToLatest,
+  type Database,
   type NewEvent,
 } from '@chronicle/event-store';
+import { type Kysely, sql } from 'kysely';
 import { Client, Pool } from 'pg';
+import * as cheaperUpkeep from '../libs/event-store/src/migrations/20261201140000-cheaper-turns-in-flight-upkeep';
 import { ms, summarize, type Timing } from './stats';
 
 const ADMIN_URL =
@@ -26,6 +30,8 @@ const READ_RUNS = 12;
 
 interface Throughput extends Timing {
   perSecond: number;
+  /** every operation run, the warm-up's included (what a CPU reading over both divides by) */
+  operations: number;
 }
 
 export default async function eventStoreBench(): Promise<string> {
@@ -88,6 +94,7 @@ export default async function eventStoreBench(): Promise<string> {
     }
 
     const read = await measureRead(store, pool);
+    const upkeep = await measureUpkeep(db, store);
 
     const at8 = appendAt[8];
     const share = at8.perSecond / baselineAt[8].perSecond;
@@ -111,6 +118,8 @@ export default async function eventStoreBench(): Promise<string> {
       `- Append p99 at 8 clients: ${ms(at8.p99)} (target ≤ 15 ms): ${verdict(at8.p99 <= 15)}`,
       `- For comparison, not a target: appends at 8 clients are ${((at8.perSecond / preparedAt[8].perSecond) * 100).toFixed(0)}% of the same INSERT run as a prepared statement (${preparedAt[8].perSecond.toFixed(0)}/s), as the append is.`,
       `- readStream / raw query (p50): ${readRatio.toFixed(2)}× (target ≤ 1.5×): ${verdict(readRatio <= 1.5)}`,
+      '',
+      ...upkeep,
     ].join('\n');
   } finally {
     await db.destroy();
@@ -130,11 +139,13 @@ async function measure(
   const operations = Array.from({ length: clients }, makeOperation);
   const latencies: number[] = [];
   let recording = false;
+  let all = 0;
   let stopAt = Date.now() + WARMUP_MS;
   const loop = async (op: () => Promise<unknown>): Promise<void> => {
     while (Date.now() < stopAt) {
       const start = process.hrtime.bigint();
       await op();
+      all++;
       if (recording) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
     }
   };
@@ -144,7 +155,7 @@ async function measure(
   stopAt = Date.now() + PHASE_MS;
   await Promise.all(operations.map(loop));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { ...summarize(latencies), perSecond: latencies.length / seconds };
+  return { ...summarize(latencies), perSecond: latencies.length / seconds, operations: all };
 }
 
 async function measureRead(store: EventStoreRepository, pool: Pool) {
@@ -184,6 +195,147 @@ async function measureRead(store: EventStoreRepository, pool: Pool) {
     }
   }
   return { raw: summarize(raw), store: summarize(viaStore), megabytes: bytes / 1e6 };
+}
+
+/** How many times each upkeep is measured, in turn, so drift on a shared machine hits all alike. */
+const UPKEEP_ROUNDS = 3;
+const UPKEEP_TRIGGERS = [
+  'events_track_turn_in_flight',
+  'events_turn_in_flight_started',
+  'events_turn_in_flight_ended',
+];
+
+/**
+ * Appends of whole turns (a PlayerActed with its narrate job, then its Narrated) at 8 clients,
+ * under each way of keeping turns_in_flight: none (the triggers disabled), 20261201110000's one
+ * trigger and index (the 20261201140000 migration's `down`), and the latest (its `up`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migration's own signature: it runs on Kysely<any>
+type AnyDb = Kysely<any>;
+
+async function measureUpkeep(db: Kysely<Database>, store: EventStoreRepository): Promise<string[]> {
+  const latest = '20261201140000 (two triggers, no index, fillfactor 50)';
+  const upkeeps: Record<string, () => Promise<void>> = {
+    none: () => setTriggers(db, 'DISABLE'),
+    '20261201110000 (one trigger, index on started_at)': async () => {
+      await setTriggers(db, 'ENABLE');
+      await cheaperUpkeep.down(db as unknown as AnyDb);
+    },
+    [latest]: async () => {
+      await setTriggers(db, 'ENABLE');
+      await cheaperUpkeep.up(db as unknown as AnyDb);
+    },
+  };
+  const results: Record<string, (Throughput & { serverCpuUs: number | null })[]> = {};
+  // as migrated: the latest
+  let current = latest;
+  for (let round = 0; round < UPKEEP_ROUNDS; round++) {
+    for (const [name, apply] of Object.entries(upkeeps)) {
+      // `up` and `down` each move from the other; `none` only disables what is there.
+      if (name === 'none' || current !== name) await apply();
+      if (name !== 'none') current = name;
+      await sql`TRUNCATE turns_in_flight`.execute(db);
+      const cpuBefore = await serverCpuMs(db);
+      const phase = await measure(8, turnOperation(store));
+      const cpuAfter = await serverCpuMs(db);
+      (results[name] ??= []).push({
+        ...phase,
+        serverCpuUs:
+          cpuBefore === null || cpuAfter === null
+            ? null
+            : (cpuBetween(cpuBefore, cpuAfter) * 1000) / phase.operations,
+      });
+    }
+  }
+  await setTriggers(db, 'ENABLE');
+  if (current !== latest) await cheaperUpkeep.up(db as unknown as AnyDb);
+
+  const median = <T>(values: T[], by: (value: T) => number) =>
+    [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
+  const none = median(results.none, (t) => t.perSecond).perSecond;
+  const noneCpu = median(results.none, (t) => t.serverCpuUs ?? 0).serverCpuUs;
+  const cpu = (us: number | null) => (us === null ? '–' : `${us.toFixed(0)} µs`);
+  return [
+    `| turns_in_flight upkeep: appends of whole turns at 8 clients (median of ${UPKEEP_ROUNDS} phases each, measured in turn) | ops/s | ÷ none | Postgres CPU per append | ÷ none | p50 | p99 |`,
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...Object.entries(results).map(([name, ts]) => {
+      const m = median(ts, (t) => t.perSecond);
+      const c = median(ts, (t) => t.serverCpuUs ?? 0).serverCpuUs;
+      const cpuShare = c === null || !noneCpu ? '–' : `${((c / noneCpu) * 100).toFixed(0)}%`;
+      return `| ${name} | ${m.perSecond.toFixed(0)} | ${((m.perSecond / none) * 100).toFixed(0)}% | ${cpu(c)} | ${cpuShare} | ${ms(m.p50)} | ${ms(m.p99)} |`;
+    }),
+    '',
+    `- Every phase, ops/s and Postgres CPU per append: ${Object.entries(results)
+      .map(
+        ([name, ts]) =>
+          `${name.split(' ')[0]} ${ts.map((t) => `${t.perSecond.toFixed(0)} (${cpu(t.serverCpuUs)})`).join(' / ')}`,
+      )
+      .join('; ')}.`,
+    '- Postgres CPU per append: the user + system time of every process of the database server (from /proc, so only with the server on this machine) over the phase, divided by the appends. On a shared machine it is steadier than ops/s, which waits for cores.',
+  ];
+}
+
+/**
+ * CPU time (ms) each of the database server's processes has used so far: its backends and
+ * background processes as pg_stat_activity lists them, read from /proc. Null when the server is
+ * not on this machine (no such processes to read).
+ */
+async function serverCpuMs(db: Kysely<Database>): Promise<Map<number, number> | null> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity`.execute(db);
+  const msPerTick = 1000 / 100; // Linux's USER_HZ
+  const used = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      used.set(pid, (Number(fields[11]) + Number(fields[12])) * msPerTick);
+    } catch {
+      // ended meanwhile, or not on this machine
+    }
+  }
+  return used.size === 0 ? null : used;
+}
+
+/** CPU ms between two readings: each process's own difference (one started meanwhile from 0). */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
+
+async function setTriggers(db: Kysely<Database>, how: 'ENABLE' | 'DISABLE'): Promise<void> {
+  const { rows } = await sql<{ tgname: string }>`
+    SELECT tgname FROM pg_trigger WHERE tgrelid = 'events'::regclass AND tgname = ANY(${UPKEEP_TRIGGERS})
+  `.execute(db);
+  for (const { tgname } of rows)
+    await sql`ALTER TABLE events ${sql.raw(how)} TRIGGER ${sql.id(tgname)}`.execute(db);
+}
+
+/** One client's turns on its own stream: the player's action with its job, then the narration. */
+function turnOperation(store: EventStoreRepository): () => () => Promise<unknown> {
+  return () => {
+    const streamId = `adventure-${randomUUID()}`;
+    let version = 0;
+    let turnId = '';
+    return async () => {
+      const acting = version % 2 === 0;
+      const event = acting ? playerActed(version) : narrated(version);
+      if (acting) turnId = (event.data as { turnId: string }).turnId;
+      else (event.data as { turnId: string }).turnId = turnId;
+      const result = await store.appendToStream(streamId, [event], {
+        expectedVersion: version === 0 ? 'no_stream' : version,
+        outbox: acting
+          ? [
+              outboxRow({
+                jobName: JobName.NarrateTurn,
+                payload: { adventureId: streamId, turnId },
+              }),
+            ]
+          : [],
+      });
+      version = result.nextVersion;
+    };
+  };
 }
 
 function row(label: string, t: Throughput): string {
