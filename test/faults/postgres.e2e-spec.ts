@@ -4,7 +4,14 @@
 // and the log afterwards passes the history checker.
 import { narration } from '../e2e/support/scripted-narrator';
 import { FaultSystem } from './support/fault-system';
-import { frameReached, sleep, untilFrames } from './support/fault-steps';
+import {
+  expectRefusedInTime,
+  frameReached,
+  sleep,
+  timedAct,
+  untilFrames,
+  type TimedAnswer,
+} from './support/fault-steps';
 
 jest.setTimeout(180_000);
 
@@ -74,15 +81,9 @@ it('Postgres down for 15 s: requests get 503 with Retry-After within 3 s, the tu
     const downSince = Date.now();
 
     // requests while it is down: each answered within 3 s, as 503 with Retry-After
-    const answers: Array<{ status: number; ms: number; retryAfter: string | null }> = [];
+    const answers: TimedAnswer[] = [];
     for (let i = 0; i < 5; i++) {
-      const started = Date.now();
-      const result = await client.act(other, 'do', `shout for help (${i})`);
-      answers.push({
-        status: result.status,
-        ms: Date.now() - started,
-        retryAfter: result.headers.get('retry-after'),
-      });
+      answers.push(await timedAct(client, other, `shout for help (${i})`));
       await sleep(1_500);
     }
     await sleep(Math.max(0, 15_000 - (Date.now() - downSince)));
@@ -102,14 +103,7 @@ it('Postgres down for 15 s: requests get 503 with Retry-After within 3 s, the tu
       'Postgres crashed and kept down for 15 s with a turn streaming and requests arriving',
     );
     // checked last, so a run shows the history check above even where this fails
-    for (const answer of answers) {
-      expect(answer).toEqual({
-        status: 503,
-        ms: expect.any(Number),
-        retryAfter: expect.any(String),
-      });
-      expect(answer.ms).toBeLessThan(3_000);
-    }
+    expectRefusedInTime(answers);
   });
 });
 
@@ -133,16 +127,10 @@ it('Postgres frozen (SIGSTOP) under open connections: 503 with Retry-After withi
 
     faults.postgres.freeze();
     const frozenSince = Date.now();
-    const answers: Array<{ status: number; ms: number; retryAfter: string | null }> = [];
+    const answers: TimedAnswer[] = [];
     try {
       for (let i = 0; i < 3; i++) {
-        const started = Date.now();
-        const result = await client.act(other, 'do', `call across the ice (${i})`);
-        answers.push({
-          status: result.status,
-          ms: Date.now() - started,
-          retryAfter: result.headers.get('retry-after'),
-        });
+        answers.push(await timedAct(client, other, `call across the ice (${i})`));
       }
       await sleep(Math.max(0, 8_000 - (Date.now() - frozenSince)));
     } finally {
@@ -160,13 +148,6 @@ it('Postgres frozen (SIGSTOP) under open connections: 503 with Retry-After withi
       'postgres-frozen',
       'Postgres SIGSTOPped for 8 s (postmaster and backends) with connections open, a turn streaming and requests arriving',
     );
-    for (const answer of answers) {
-      expect(answer).toEqual({
-        status: 503,
-        ms: expect.any(Number),
-        retryAfter: expect.any(String),
-      });
-      expect(answer.ms).toBeLessThan(3_000);
-    }
+    expectRefusedInTime(answers);
   });
 });
