@@ -15,7 +15,6 @@ import {
 } from '@chronicle/event-store';
 import { type Kysely, sql } from 'kysely';
 import { Client, Pool } from 'pg';
-import * as cheaperUpkeep from '../libs/event-store/src/migrations/20261201140000-cheaper-turns-in-flight-upkeep';
 import { ms, summarize, type Timing } from './stats';
 
 const ADMIN_URL =
@@ -197,43 +196,27 @@ async function measureRead(store: EventStoreRepository, pool: Pool) {
   return { raw: summarize(raw), store: summarize(viaStore), megabytes: bytes / 1e6 };
 }
 
-/** How many times each upkeep is measured, in turn, so drift on a shared machine hits all alike. */
-const UPKEEP_ROUNDS = 3;
-const UPKEEP_TRIGGERS = [
-  'events_track_turn_in_flight',
-  'events_turn_in_flight_started',
-  'events_turn_in_flight_ended',
-];
+/** How many times each is measured, in turn, so drift on a shared machine hits both alike. */
+const UPKEEP_ROUNDS = 4;
 
 /**
  * Appends of whole turns (a PlayerActed with its narrate job, then its Narrated) at 8 clients,
- * under each way of keeping turns_in_flight: none (the triggers disabled), 20261201110000's one
- * trigger and index (the 20261201140000 migration's `down`), and the latest (its `up`).
+ * with the turns_in_flight trigger (20261201110000) and with it disabled: what keeping the
+ * reconciler's table costs an append.
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migration's own signature: it runs on Kysely<any>
-type AnyDb = Kysely<any>;
-
 async function measureUpkeep(db: Kysely<Database>, store: EventStoreRepository): Promise<string[]> {
-  const latest = '20261201140000 (two triggers, no index, fillfactor 50)';
-  const upkeeps: Record<string, () => Promise<void>> = {
-    none: () => setTriggers(db, 'DISABLE'),
-    '20261201110000 (one trigger, index on started_at)': async () => {
-      await setTriggers(db, 'ENABLE');
-      await cheaperUpkeep.down(db as unknown as AnyDb);
-    },
-    [latest]: async () => {
-      await setTriggers(db, 'ENABLE');
-      await cheaperUpkeep.up(db as unknown as AnyDb);
-    },
-  };
+  const upkeeps = ['none (trigger disabled)', 'turns_in_flight trigger (20261201110000)'];
+  const apply = (name: string) =>
+    sql`ALTER TABLE events ${sql.raw(name === upkeeps[0] ? 'DISABLE' : 'ENABLE')} TRIGGER events_track_turn_in_flight`.execute(
+      db,
+    );
   const results: Record<string, (Throughput & { serverCpuUs: number | null })[]> = {};
-  // as migrated: the latest
-  let current = latest;
   for (let round = 0; round < UPKEEP_ROUNDS; round++) {
-    for (const [name, apply] of Object.entries(upkeeps)) {
-      // `up` and `down` each move from the other; `none` only disables what is there.
-      if (name === 'none' || current !== name) await apply();
-      if (name !== 'none') current = name;
+    // Each round in the other order: the log grows through the run, and a later phase appends
+    // to a larger table.
+    const order = round % 2 === 0 ? upkeeps : [...upkeeps].reverse();
+    for (const name of order) {
+      await apply(name);
       await sql`TRUNCATE turns_in_flight`.execute(db);
       const cpuBefore = await serverCpuMs(db);
       const phase = await measure(8, turnOperation(store));
@@ -247,25 +230,25 @@ async function measureUpkeep(db: Kysely<Database>, store: EventStoreRepository):
       });
     }
   }
-  await setTriggers(db, 'ENABLE');
-  if (current !== latest) await cheaperUpkeep.up(db as unknown as AnyDb);
+  await apply(upkeeps[1]);
 
   const median = <T>(values: T[], by: (value: T) => number) =>
     [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
-  const none = median(results.none, (t) => t.perSecond).perSecond;
-  const noneCpu = median(results.none, (t) => t.serverCpuUs ?? 0).serverCpuUs;
+  const none = median(results[upkeeps[0]], (t) => t.perSecond).perSecond;
+  const noneCpu = median(results[upkeeps[0]], (t) => t.serverCpuUs ?? 0).serverCpuUs;
   const cpu = (us: number | null) => (us === null ? '–' : `${us.toFixed(0)} µs`);
   return [
     `| turns_in_flight upkeep: appends of whole turns at 8 clients (median of ${UPKEEP_ROUNDS} phases each, measured in turn) | ops/s | ÷ none | Postgres CPU per append | ÷ none | p50 | p99 |`,
     '|---|---:|---:|---:|---:|---:|---:|',
-    ...Object.entries(results).map(([name, ts]) => {
+    ...upkeeps.map((name) => {
+      const ts = results[name];
       const m = median(ts, (t) => t.perSecond);
       const c = median(ts, (t) => t.serverCpuUs ?? 0).serverCpuUs;
       const cpuShare = c === null || !noneCpu ? '–' : `${((c / noneCpu) * 100).toFixed(0)}%`;
       return `| ${name} | ${m.perSecond.toFixed(0)} | ${((m.perSecond / none) * 100).toFixed(0)}% | ${cpu(c)} | ${cpuShare} | ${ms(m.p50)} | ${ms(m.p99)} |`;
     }),
     '',
-    `- Every phase, ops/s and Postgres CPU per append: ${Object.entries(results)
+    `- Every phase in the order run, ops/s and Postgres CPU per append: ${Object.entries(results)
       .map(
         ([name, ts]) =>
           `${name.split(' ')[0]} ${ts.map((t) => `${t.perSecond.toFixed(0)} (${cpu(t.serverCpuUs)})`).join(' / ')}`,
@@ -301,14 +284,6 @@ function cpuBetween(before: Map<number, number>, after: Map<number, number>): nu
   let total = 0;
   for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
   return total;
-}
-
-async function setTriggers(db: Kysely<Database>, how: 'ENABLE' | 'DISABLE'): Promise<void> {
-  const { rows } = await sql<{ tgname: string }>`
-    SELECT tgname FROM pg_trigger WHERE tgrelid = 'events'::regclass AND tgname = ANY(${UPKEEP_TRIGGERS})
-  `.execute(db);
-  for (const { tgname } of rows)
-    await sql`ALTER TABLE events ${sql.raw(how)} TRIGGER ${sql.id(tgname)}`.execute(db);
 }
 
 /** One client's turns on its own stream: the player's action with its job, then the narration. */

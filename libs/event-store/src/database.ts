@@ -48,7 +48,7 @@ export interface SnapshotsTable {
   created_at: Generated<Date>;
 }
 
-/** Kept by triggers on events (migrations 20261201110000, 20261201140000); the reconciler's own count. */
+/** Kept by a trigger on events (see the 20261201110000 migration); the reconciler's own count. */
 export interface TurnsInFlightTable {
   stream_id: string;
   turn_id: string;

@@ -13,7 +13,6 @@ import * as snapshotsByVersionAsText from './20251130120000-snapshots-by-version
 import * as snapshotsCompressed from './20251130150000-snapshots-compressed';
 import * as appendToStreamOneStatement from './20251201090000-append-to-stream-one-statement';
 import * as createTurnsInFlight from './20261201110000-create-turns-in-flight';
-import * as cheaperTurnsInFlightUpkeep from './20261201140000-cheaper-turns-in-flight-upkeep';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -27,5 +26,4 @@ export const migrations: Record<string, Migration> = {
   '20251130150000-snapshots-compressed': snapshotsCompressed,
   '20251201090000-append-to-stream-one-statement': appendToStreamOneStatement,
   '20261201110000-create-turns-in-flight': createTurnsInFlight,
-  '20261201140000-cheaper-turns-in-flight-upkeep': cheaperTurnsInFlightUpkeep,
 };
