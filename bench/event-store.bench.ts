@@ -4,13 +4,16 @@
 // 10,000-event stream through the repository next to the same rows through a
 // raw `pg` query.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { JobName, outboxRow } from '@chronicle/queue';
 import {
   createDatabase,
   EventStoreRepository,
   migrateToLatest,
+  type Database,
   type NewEvent,
 } from '@chronicle/event-store';
+import { type Kysely, sql } from 'kysely';
 import { Client, Pool } from 'pg';
 import { ms, summarize, type Timing } from './stats';
 
@@ -26,6 +29,8 @@ const READ_RUNS = 12;
 
 interface Throughput extends Timing {
   perSecond: number;
+  /** every operation run, the warm-up's included (what a CPU reading over both divides by) */
+  operations: number;
 }
 
 export default async function eventStoreBench(): Promise<string> {
@@ -88,6 +93,7 @@ export default async function eventStoreBench(): Promise<string> {
     }
 
     const read = await measureRead(store, pool);
+    const upkeep = await measureUpkeep(db, store);
 
     const at8 = appendAt[8];
     const share = at8.perSecond / baselineAt[8].perSecond;
@@ -111,6 +117,8 @@ export default async function eventStoreBench(): Promise<string> {
       `- Append p99 at 8 clients: ${ms(at8.p99)} (target ≤ 15 ms): ${verdict(at8.p99 <= 15)}`,
       `- For comparison, not a target: appends at 8 clients are ${((at8.perSecond / preparedAt[8].perSecond) * 100).toFixed(0)}% of the same INSERT run as a prepared statement (${preparedAt[8].perSecond.toFixed(0)}/s), as the append is.`,
       `- readStream / raw query (p50): ${readRatio.toFixed(2)}× (target ≤ 1.5×): ${verdict(readRatio <= 1.5)}`,
+      '',
+      ...upkeep,
     ].join('\n');
   } finally {
     await db.destroy();
@@ -130,11 +138,13 @@ async function measure(
   const operations = Array.from({ length: clients }, makeOperation);
   const latencies: number[] = [];
   let recording = false;
+  let all = 0;
   let stopAt = Date.now() + WARMUP_MS;
   const loop = async (op: () => Promise<unknown>): Promise<void> => {
     while (Date.now() < stopAt) {
       const start = process.hrtime.bigint();
       await op();
+      all++;
       if (recording) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
     }
   };
@@ -144,7 +154,7 @@ async function measure(
   stopAt = Date.now() + PHASE_MS;
   await Promise.all(operations.map(loop));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { ...summarize(latencies), perSecond: latencies.length / seconds };
+  return { ...summarize(latencies), perSecond: latencies.length / seconds, operations: all };
 }
 
 async function measureRead(store: EventStoreRepository, pool: Pool) {
@@ -184,6 +194,123 @@ async function measureRead(store: EventStoreRepository, pool: Pool) {
     }
   }
   return { raw: summarize(raw), store: summarize(viaStore), megabytes: bytes / 1e6 };
+}
+
+/** How many times each is measured, in turn, so drift on a shared machine hits both alike. */
+const UPKEEP_ROUNDS = 4;
+
+/**
+ * Appends of whole turns (a PlayerActed with its narrate job, then its Narrated) at 8 clients,
+ * with the turns_in_flight trigger (20261201110000) and with it disabled: what keeping the
+ * reconciler's table costs an append.
+ */
+async function measureUpkeep(db: Kysely<Database>, store: EventStoreRepository): Promise<string[]> {
+  const upkeeps = ['none (trigger disabled)', 'turns_in_flight trigger (20261201110000)'];
+  const apply = (name: string) =>
+    sql`ALTER TABLE events ${sql.raw(name === upkeeps[0] ? 'DISABLE' : 'ENABLE')} TRIGGER events_track_turn_in_flight`.execute(
+      db,
+    );
+  const results: Record<string, (Throughput & { serverCpuUs: number | null })[]> = {};
+  for (let round = 0; round < UPKEEP_ROUNDS; round++) {
+    // Each round in the other order: the log grows through the run, and a later phase appends
+    // to a larger table.
+    const order = round % 2 === 0 ? upkeeps : [...upkeeps].reverse();
+    for (const name of order) {
+      await apply(name);
+      await sql`TRUNCATE turns_in_flight`.execute(db);
+      const cpuBefore = await serverCpuMs(db);
+      const phase = await measure(8, turnOperation(store));
+      const cpuAfter = await serverCpuMs(db);
+      (results[name] ??= []).push({
+        ...phase,
+        serverCpuUs:
+          cpuBefore === null || cpuAfter === null
+            ? null
+            : (cpuBetween(cpuBefore, cpuAfter) * 1000) / phase.operations,
+      });
+    }
+  }
+  await apply(upkeeps[1]);
+
+  const median = <T>(values: T[], by: (value: T) => number) =>
+    [...values].sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)];
+  const none = median(results[upkeeps[0]], (t) => t.perSecond).perSecond;
+  const noneCpu = median(results[upkeeps[0]], (t) => t.serverCpuUs ?? 0).serverCpuUs;
+  const cpu = (us: number | null) => (us === null ? '–' : `${us.toFixed(0)} µs`);
+  return [
+    `| turns_in_flight upkeep: appends of whole turns at 8 clients (median of ${UPKEEP_ROUNDS} phases each, measured in turn) | ops/s | ÷ none | Postgres CPU per append | ÷ none | p50 | p99 |`,
+    '|---|---:|---:|---:|---:|---:|---:|',
+    ...upkeeps.map((name) => {
+      const ts = results[name];
+      const m = median(ts, (t) => t.perSecond);
+      const c = median(ts, (t) => t.serverCpuUs ?? 0).serverCpuUs;
+      const cpuShare = c === null || !noneCpu ? '–' : `${((c / noneCpu) * 100).toFixed(0)}%`;
+      return `| ${name} | ${m.perSecond.toFixed(0)} | ${((m.perSecond / none) * 100).toFixed(0)}% | ${cpu(c)} | ${cpuShare} | ${ms(m.p50)} | ${ms(m.p99)} |`;
+    }),
+    '',
+    `- Every phase in the order run, ops/s and Postgres CPU per append: ${Object.entries(results)
+      .map(
+        ([name, ts]) =>
+          `${name.split(' ')[0]} ${ts.map((t) => `${t.perSecond.toFixed(0)} (${cpu(t.serverCpuUs)})`).join(' / ')}`,
+      )
+      .join('; ')}.`,
+    '- Postgres CPU per append: the user + system time of every process of the database server (from /proc, so only with the server on this machine) over the phase, divided by the appends. On a shared machine it is steadier than ops/s, which waits for cores.',
+  ];
+}
+
+/**
+ * CPU time (ms) each of the database server's processes has used so far: its backends and
+ * background processes as pg_stat_activity lists them, read from /proc. Null when the server is
+ * not on this machine (no such processes to read).
+ */
+async function serverCpuMs(db: Kysely<Database>): Promise<Map<number, number> | null> {
+  const { rows } = await sql<{ pid: number }>`SELECT pid FROM pg_stat_activity`.execute(db);
+  const msPerTick = 1000 / 100; // Linux's USER_HZ
+  const used = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      used.set(pid, (Number(fields[11]) + Number(fields[12])) * msPerTick);
+    } catch {
+      // ended meanwhile, or not on this machine
+    }
+  }
+  return used.size === 0 ? null : used;
+}
+
+/** CPU ms between two readings: each process's own difference (one started meanwhile from 0). */
+function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, ms] of after) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
+
+/** One client's turns on its own stream: the player's action with its job, then the narration. */
+function turnOperation(store: EventStoreRepository): () => () => Promise<unknown> {
+  return () => {
+    const streamId = `adventure-${randomUUID()}`;
+    let version = 0;
+    let turnId = '';
+    return async () => {
+      const acting = version % 2 === 0;
+      const event = acting ? playerActed(version) : narrated(version);
+      if (acting) turnId = (event.data as { turnId: string }).turnId;
+      else (event.data as { turnId: string }).turnId = turnId;
+      const result = await store.appendToStream(streamId, [event], {
+        expectedVersion: version === 0 ? 'no_stream' : version,
+        outbox: acting
+          ? [
+              outboxRow({
+                jobName: JobName.NarrateTurn,
+                payload: { adventureId: streamId, turnId },
+              }),
+            ]
+          : [],
+      });
+      version = result.nextVersion;
+    };
+  };
 }
 
 function row(label: string, t: Throughput): string {

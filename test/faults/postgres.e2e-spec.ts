@@ -4,7 +4,14 @@
 // and the log afterwards passes the history checker.
 import { narration } from '../e2e/support/scripted-narrator';
 import { FaultSystem } from './support/fault-system';
-import { frameReached, sleep, untilFrames } from './support/fault-steps';
+import {
+  expectRefusedInTime,
+  frameReached,
+  sleep,
+  timedAct,
+  untilFrames,
+  type TimedAnswer,
+} from './support/fault-steps';
 
 jest.setTimeout(180_000);
 
@@ -74,15 +81,9 @@ it('Postgres down for 15 s: requests get 503 with Retry-After within 3 s, the tu
     const downSince = Date.now();
 
     // requests while it is down: each answered within 3 s, as 503 with Retry-After
-    const answers: Array<{ status: number; ms: number; retryAfter: string | null }> = [];
+    const answers: TimedAnswer[] = [];
     for (let i = 0; i < 5; i++) {
-      const started = Date.now();
-      const result = await client.act(other, 'do', `shout for help (${i})`);
-      answers.push({
-        status: result.status,
-        ms: Date.now() - started,
-        retryAfter: result.headers.get('retry-after'),
-      });
+      answers.push(await timedAct(client, other, `shout for help (${i})`));
       await sleep(1_500);
     }
     await sleep(Math.max(0, 15_000 - (Date.now() - downSince)));
@@ -102,13 +103,51 @@ it('Postgres down for 15 s: requests get 503 with Retry-After within 3 s, the tu
       'Postgres crashed and kept down for 15 s with a turn streaming and requests arriving',
     );
     // checked last, so a run shows the history check above even where this fails
-    for (const answer of answers) {
-      expect(answer).toEqual({
-        status: 503,
-        ms: expect.any(Number),
-        retryAfter: expect.any(String),
-      });
-      expect(answer.ms).toBeLessThan(3_000);
+    expectRefusedInTime(answers);
+  });
+});
+
+it('Postgres frozen (SIGSTOP) under open connections: 503 with Retry-After within 3 s, then turns resume', async () => {
+  await faults.explainFailure(async () => {
+    const client = faults.client;
+    const adventureId = await faults.newAdventure();
+    const other = await faults.newAdventure('The Frozen Ford');
+    const slow = narration(9003);
+    faults.system.fake.enqueue({ text: slow.text, chunks: 10, delayMs: 200, path: CHAT });
+    const accepted = await client.act(adventureId, 'do', 'wade into the ford');
+    expect(accepted.status).toBe(202);
+    const streaming = frameReached('chunk', 2);
+    const following = client.follow(accepted.body, {
+      timeoutMs: 150_000,
+      onFrame: streaming.onFrame,
+    });
+    await streaming.reached;
+    // the API's pool holds open connections: a read just now left them idle in it
+    expect((await client.turn(adventureId, accepted.body.turnId)).status).toBeLessThan(500);
+
+    faults.postgres.freeze();
+    const frozenSince = Date.now();
+    const answers: TimedAnswer[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        answers.push(await timedAct(client, other, `call across the ice (${i})`));
+      }
+      await sleep(Math.max(0, 8_000 - (Date.now() - frozenSince)));
+    } finally {
+      faults.postgres.thaw();
     }
+
+    // the turn that streamed while Postgres froze ends, and the workers take new turns
+    const stream = await following;
+    expect(['done', 'error']).toContain(stream.outcome);
+    const next = await client.act(other, 'do', 'cross once the ice holds');
+    expect(next.status).toBe(202);
+    expect((await client.follow(next.body)).outcome).toBe('done');
+
+    await faults.check(
+      'postgres-frozen',
+      'Postgres SIGSTOPped for 8 s (postmaster and backends) with connections open, a turn streaming and requests arriving',
+    );
+    expectRefusedInTime(answers);
   });
 });

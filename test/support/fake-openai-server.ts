@@ -121,10 +121,11 @@ function splitText(text: string, chunks: number | string[] | undefined): string[
 /** The last user message (chat) or the last 2,000 characters of the prompt (completion). */
 function lastUserText(body: Record<string, unknown>): string {
   if (Array.isArray(body.messages)) {
+    // content as a string, or as parts (a message split at cache breakpoints)
     const users = (body.messages as { role?: unknown; content?: unknown }[]).filter(
-      (m) => m.role === 'user' && typeof m.content === 'string',
+      (m) => m.role === 'user',
     );
-    return users.length > 0 ? (users[users.length - 1].content as string) : '';
+    return users.length > 0 ? contentText(users[users.length - 1].content) : '';
   }
   return typeof body.prompt === 'string' ? body.prompt.slice(-2_000) : '';
 }

@@ -4,7 +4,7 @@
 // (`pg_config --bindir`); run as root, the cluster belongs to the `postgres` user, because
 // Postgres refuses to run as root.
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -41,6 +41,8 @@ function serverUserIds(): { uid: number; gid: number } | undefined {
 
 export class PrivatePostgres {
   private running = false;
+  /** The processes `freeze` stopped, to continue in `thaw`. */
+  private frozen: number[] = [];
 
   private constructor(
     readonly dir: string,
@@ -136,6 +138,50 @@ export class PrivatePostgres {
     await this.startServer();
   }
 
+  /**
+   * SIGSTOP the server: the postmaster first (so it forks nothing more), then every process it
+   * forked, the backends serving the open connections among them. Connections stay open and
+   * nothing answers, as on a frozen host; a new connection is accepted by the kernel and never
+   * greeted.
+   */
+  freeze(): void {
+    if (!this.running || this.frozen.length > 0) return;
+    const postmaster = Number(
+      readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    process.kill(postmaster, 'SIGSTOP');
+    const children = execFileSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], {
+      encoding: 'utf8',
+    })
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((pid) => pid > 0);
+    for (const pid of children) {
+      try {
+        process.kill(pid, 'SIGSTOP');
+      } catch {
+        // a process that exited meanwhile has nothing to stop
+      }
+    }
+    this.frozen = [postmaster, ...children];
+  }
+
+  /** SIGCONT every process `freeze` stopped. */
+  thaw(): void {
+    for (const pid of this.frozen.reverse()) {
+      try {
+        process.kill(pid, 'SIGCONT');
+      } catch {
+        // gone
+      }
+    }
+    this.frozen = [];
+  }
+
+  get isFrozen(): boolean {
+    return this.frozen.length > 0;
+  }
+
   /** A database of this cluster, migrated to the latest, as the test helpers know one. */
   async createDatabase(name = 'chronicle'): Promise<TestDatabase> {
     const admin = new Client({ connectionString: this.url(), connectionTimeoutMillis: 5_000 });
@@ -176,6 +222,7 @@ export class PrivatePostgres {
 
   /** Crashes the server (if running) and deletes the cluster's directory. */
   async destroy(): Promise<void> {
+    this.thaw();
     try {
       await this.stopServer('immediate');
     } catch {
@@ -187,6 +234,7 @@ export class PrivatePostgres {
 
   /** The synchronous crash a process on its way out can still make (see `live`). */
   crashNow(): void {
+    this.thaw();
     if (!this.running) return;
     const [command, args] = asServerUser(join(this.bin, 'pg_ctl'), [
       '-D',

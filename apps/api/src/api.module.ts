@@ -1,6 +1,8 @@
 import { UsageController } from './usage/usage.controller';
 import { UsageLedger } from './usage/usage-ledger.service';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { SlowStatementsInterceptor } from './http/slow-statements';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { TurnStreamModule } from '@chronicle/turn-stream';
@@ -58,6 +60,7 @@ export class ApiModule {
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
+        { provide: APP_INTERCEPTOR, useClass: SlowStatementsInterceptor },
         AdventureIndexRepository,
         AdventureReader,
         CreateAdventureUseCase,

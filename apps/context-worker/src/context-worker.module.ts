@@ -13,6 +13,7 @@ import type { WorkerOptions } from 'bullmq';
 import { modelClientProviders } from './model-client.provider';
 import { admissionProviders } from './narrate.admission';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
+import { FinishedNarrationStore } from './finished-narration.store';
 import { NarrateProcessor } from './narrate.processor';
 import { TurnReconciler } from './turn.reconciler';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -64,6 +65,7 @@ export class ContextWorkerModule {
         ...modelClientProviders,
         ...admissionProviders,
         NarrateTurnUseCase,
+        FinishedNarrationStore,
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
         TurnReconciler,

@@ -2,13 +2,14 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import {
+  NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
   TurnNotInFlightError,
   type NarrationFailureCode,
-  type AdventureCommand,
   type AdventureState,
   type Keyed,
   type ModelCallUsage,
+  type RecordNarration,
   type ScriptEffects,
 } from '@chronicle/adventure';
 import {
@@ -17,6 +18,7 @@ import {
   contextManifest,
   deterministicEventId,
   type ScriptHookBase,
+  playerTextOfTurn,
 } from '@chronicle/adventure-store';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import { isModelError, type ModelClient } from '@chronicle/llm';
@@ -35,6 +37,7 @@ import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { WORKER_CONFIG } from './worker-config.token';
 import { TurnScripts, type ContextScripts } from './turn-scripts';
 import { providerPauseMs } from './narrate.admission';
+import { FinishedNarrationStore, type FinishedNarration } from './finished-narration.store';
 
 export interface NarrateTurnInput {
   adventureId: string;
@@ -92,14 +95,6 @@ const RECORD_RETRY_MAX_MS = 10_000;
 
 const ACTOR = 'worker:context';
 
-/** What recording a narration needs besides its command. */
-interface NarrationRecord {
-  streamed: StreamedReply;
-  /** The model's prose (before onOutput): what a fenced-out winner replays to the stream. */
-  prose: string;
-  retrievalUsage: ModelCallUsage | null;
-}
-
 /**
  * The worker's half of a turn (see docs/ARCHITECTURE.md): one narrate job, from the projection to the
  * Narrated event. Everything it writes is keyed by the turn, so a redelivered job, a retry after
@@ -119,6 +114,7 @@ export class NarrateTurnUseCase {
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     private readonly budget: DailyTokenBudget,
     private readonly scripts: TurnScripts,
+    private readonly finished: FinishedNarrationStore,
   ) {}
 
   async execute(input: NarrateTurnInput): Promise<NarrateOutcome> {
@@ -149,6 +145,11 @@ export class NarrateTurnUseCase {
   ): Promise<NarrateOutcome> {
     const { turnId } = input;
     const token = input.fence;
+    // A narration this turn finished before an outage kept it from the log: recorded as it is.
+    const kept = await this.finished.find(turnId, state.version);
+    if (kept) return this.recordKept(state, input, kept, fence);
+    const overBudget = await this.budgetSpent(state);
+    if (overBudget) return this.failForBudget(input, overBudget, signal);
     // Claiming the stream's fence and building the prompt go side by side. The claim writes
     // `reset` (whatever an earlier attempt streamed is void) before any chunk of this attempt
     // when there was an earlier one or the stream holds output (Redis's to say, in one script).
@@ -160,7 +161,13 @@ export class NarrateTurnUseCase {
         memories,
       }),
     }));
-    const [, { memories, built: native }] = await Promise.all([resetting, prompting]);
+    // What the player wrote this turn, read beside them: an event it carries is theirs, never
+    // the model's report (the referee's `playerText`).
+    const [, { memories, built: native }, playerText] = await Promise.all([
+      resetting,
+      prompting,
+      playerTextOfTurn(this.adventures, state),
+    ]);
     // onModelContext on the built prompt, before the model call: a script may change the prompt
     // or stop the turn before it costs a model call.
     const scriptBase = await this.scripts.base(state);
@@ -181,7 +188,9 @@ export class NarrateTurnUseCase {
     );
     const parsed = parseReply(streamed.reply);
     if (parsed.onlyBlock) throw onlyBlockError();
-    const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
+    const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events, {
+      playerText,
+    });
     // onOutput on the prose only: the referee has read the raw reply, and what is stored and
     // shown is the script's text (raw_output keeps the model's bytes in the stream).
     const { text: narrationText, effects: outputEffects } = await this.onOutput(
@@ -197,7 +206,7 @@ export class NarrateTurnUseCase {
         ? memories.usage
         : null;
     const { done, latencyMs } = streamed;
-    const narration: Keyed<AdventureCommand> = {
+    const narration: Keyed<RecordNarration> = {
       type: 'RecordNarration',
       key: deterministicEventId(turnId, 'narrated'),
       data: {
@@ -227,52 +236,71 @@ export class NarrateTurnUseCase {
           : {}),
       },
     };
-    return this.recordNarration(state, input, narration, {
-      streamed,
-      prose: parsed.narration,
-      retrievalUsage,
-    });
+    return this.record(
+      state,
+      input,
+      {
+        turnId,
+        version: state.version,
+        producedBy: token,
+        command: narration,
+        meta: {
+          actor: ACTOR,
+          causationId: turnId,
+          model: done.model,
+          narrator: this.label.narrator,
+          usage: done.usage,
+          latencyMs,
+        },
+        prose: parsed.narration,
+        usages: [{ ...done.usage, model: done.model }, ...(retrievalUsage ? [retrievalUsage] : [])],
+        summary: {
+          narrator: this.label.narrator,
+          model: done.model,
+          latencyMs,
+          usage: done.usage,
+          finishReason: done.finishReason,
+          accepted: verdict.accepted.length,
+          rejected: parsed.rejections.length + verdict.rejected.length,
+        },
+      },
+      fence,
+    );
   }
 
   /**
-   * Appends the narration, then counts its tokens and ends the turn's stream with the winner's
-   * script messages and `done`.
+   * Appends a finished narration and ends the stream with it. While Postgres is unreachable the
+   * narration is kept (see FinishedNarrationStore), unless this attempt was fenced out (the turn
+   * is another attempt's now), and the job waits: the run after the outage records the same
+   * narration without calling the model again.
    */
-  private async recordNarration(
+  private async record(
     state: AdventureState,
     input: NarrateTurnInput,
-    narration: Extract<Keyed<AdventureCommand>, { type: 'RecordNarration' }>,
-    { streamed, prose, retrievalUsage }: NarrationRecord,
+    finished: FinishedNarration,
+    fence: Fence,
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
-    const { done, latencyMs } = streamed;
-    const { actionId, text } = narration.data;
-    const handled = await this.adventures.handle(
-      adventureId,
-      narration,
-      {
-        actor: ACTOR,
-        causationId: turnId,
-        jobId: input.jobId,
-        attempt: input.attempt,
-        model: done.model,
-        narrator: this.label.narrator,
-        usage: done.usage,
-        latencyMs,
-      },
-      // Decided first on the projection this job loaded: the append at its version proves it is
-      // still the head, so the common turn reads the stream once.
-      { state },
-    );
+    const token = input.fence;
+    const { actionId, text: narrationText, model, narrator } = finished.command.data;
+    let handled: Awaited<ReturnType<AdventureCommandHandler['handle']>>;
+    try {
+      handled = await this.adventures.handle(
+        adventureId,
+        finished.command,
+        { ...finished.meta, jobId: input.jobId, attempt: input.attempt },
+        // Decided first on the projection this job loaded: the append at its version proves it
+        // is still the head, so the common turn reads the stream once.
+        { state },
+      );
+    } catch (error) {
+      if (asDependencyUnavailable(error) && !fence.isOut) await this.finished.keep(finished);
+      throw error;
+    }
     const version = handled.state.version;
     // Side by side: the count never fails the turn, and the player need not wait for it.
     await Promise.all([
-      handled.duplicate
-        ? undefined
-        : this.countTokens(handled.state, [
-            { ...done.usage, model: done.model },
-            ...(retrievalUsage ? [retrievalUsage] : []),
-          ]),
+      handled.duplicate ? undefined : this.countTokens(handled.state, finished.usages),
       // The winner's script messages, then its `done`, even when this attempt was fenced out
       // after its append won: the stream then gets `reset` and this attempt's whole prose first
       // (see publishDone), and `done` carries the text onOutput made. A duplicate (another
@@ -280,28 +308,46 @@ export class NarrateTurnUseCase {
       // and the winner, or the API reading the log, ends the stream.
       handled.duplicate
         ? undefined
-        : this.publishMessages(turnId, input.fence, handled.events).then(() =>
-            this.stream.publishDone(turnId, input.fence, prose, {
-              action: { id: actionId, text, type: 'ai' },
+        : this.publishMessages(turnId, token, handled.events).then(() =>
+            this.stream.publishDone(turnId, token, finished.prose, {
+              action: { id: actionId, text: narrationText, type: 'ai' },
               turnId,
               version,
-              narrator: this.label.narrator,
-              model: done.model,
+              narrator,
+              model,
             }),
           ),
+      this.finished.forget(turnId),
     ]);
-    this.logger.log({
-      msg: 'narrated',
-      narrator: this.label.narrator,
-      model: done.model,
-      latencyMs,
-      usage: done.usage,
-      finishReason: done.finishReason,
-      accepted: narration.data.accepted.length,
-      rejected: narration.data.rejected.length,
-      duplicate: handled.duplicate,
-    });
+    this.logger.log({ msg: 'narrated', ...finished.summary, duplicate: handled.duplicate });
     return { status: 'narrated', actionId, version };
+  }
+
+  /**
+   * The run after an outage, with the narration an earlier run finished: no model call. The
+   * claim resets the stream (it holds the earlier run's chunks), the prose goes out as one chunk
+   * of this attempt, and the rest is an ordinary record.
+   */
+  private async recordKept(
+    state: AdventureState,
+    input: NarrateTurnInput,
+    kept: FinishedNarration,
+    fence: Fence,
+  ): Promise<NarrateOutcome> {
+    this.logger.log({
+      msg: 'recording the narration finished before the outage; the model is not called again',
+      producedBy: kept.producedBy === input.fence ? 'this attempt' : 'an earlier run',
+    });
+    await this.stream.claim(input.turnId, input.fence, true);
+    if (
+      kept.prose &&
+      !(await this.stream.publishFenced(input.turnId, input.fence, [
+        { event: 'chunk', data: { text: kept.prose } },
+      ]))
+    ) {
+      fence.lost();
+    }
+    return this.record(state, input, kept, fence);
   }
 
   /** The onOutput hooks over the prose, when any script has one; else the prose as it is. */
@@ -495,6 +541,36 @@ export class NarrateTurnUseCase {
       attempts,
     });
     return true;
+  }
+
+  /**
+   * Whether the owner's daily token budget is spent, asked before the model is called: the
+   * API's check at the POST may be stale by the time the job runs (the owner's turns on other
+   * adventures, memory passes). A narration once started is never cut short for money.
+   */
+  private async budgetSpent(state: AdventureState): Promise<string | null> {
+    if (this.label.narrator === 'offline' || !state.ownerId) return null;
+    const spent = await this.budget.spentForOwner(
+      state.ownerId,
+      this.config.dailyTokenBudget,
+      new Date(),
+    );
+    return spent?.message ?? null;
+  }
+
+  /** Ends the turn as `budget`: no model call, no retry (the budget resets at midnight UTC). */
+  private async failForBudget(
+    input: NarrateTurnInput,
+    detail: string,
+    signal: AbortSignal,
+  ): Promise<NarrateOutcome> {
+    this.logger.warn({
+      msg: 'the owner is over the daily token budget; turn not narrated',
+      detail,
+    });
+    const failure = { code: 'budget' as const, message: NARRATION_FAILURE_MESSAGES.budget };
+    await this.recordFailureUntilRecorded(input, failure, signal);
+    return { status: 'failed', code: failure.code, error: failure.message };
   }
 
   /**

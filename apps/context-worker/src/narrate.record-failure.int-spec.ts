@@ -1,7 +1,10 @@
 // No turn stays in flight: the final failure of a turn whose database went away while the model
 // answered is recorded once Postgres is back (tried again with backoff), and a turn whose
-// database is away when its job starts waits without spending an attempt.
+// database is away when its job starts waits without spending an attempt; a narration the model
+// finished while the database was away is recorded after it without a second model call.
+import type { NarratedData } from '@chronicle/adventure';
 import { withAdminClient } from '@chronicle/testing';
+import { FinishedNarrationStore } from './finished-narration.store';
 import {
   startFakeOpenAiServer,
   type FakeOpenAiServer,
@@ -83,10 +86,10 @@ describe('a turn whose database goes away', () => {
     expect(fake.requestsTo(CHAT)).toHaveLength(1);
   });
 
-  it('waits while Postgres is away without spending an attempt, then narrates', async () => {
+  it('waits while Postgres is away without spending an attempt, then records the narration the model had finished', async () => {
     // the first answer arrives while the database is away, so its Narrated cannot be appended
-    fake.enqueue({ text: 'Lost to the outage.', hangMs: 800, path: CHAT });
-    fake.setDefaultReply({ text: 'The door opens at last.' });
+    fake.enqueue({ text: 'Kept through the outage.', hangMs: 800, path: CHAT });
+    fake.setDefaultReply({ text: 'A second take nobody should pay for.' });
     const adventureId = await createAdventure(harness);
     const { turnId } = await act(harness, adventureId, 'do', 'knock again');
     await fake.waitForRequests(1);
@@ -100,5 +103,22 @@ describe('a turn whose database goes away', () => {
     expect(last.type).toBe('Narrated');
     // deferred, not failed: the run that narrated is still the job's first attempt
     expect(last.metadata).toMatchObject({ attempt: 1 });
+    // the model was called once: the run after the outage recorded the finished reply
+    expect((last.data as NarratedData).action.text).toBe('Kept through the outage.');
+    expect(fake.requestsTo(CHAT)).toHaveLength(1);
+    // the screen: the first run's chunks, a reset, then the kept narration once, and `done`
+    const entries = await finishedStream(harness, turnId);
+    const afterReset = entries.slice(entries.map((e) => e.event).lastIndexOf('reset') + 1);
+    expect(
+      afterReset
+        .filter((e) => e.event === 'chunk')
+        .map((e) => (e.data as { text: string }).text)
+        .join(''),
+    ).toBe('Kept through the outage.');
+    expect(afterReset.at(-1)).toMatchObject({ event: 'done' });
+    const kept = await harness.stream
+      .entries(turnId)
+      .then(() => harness.app.get(FinishedNarrationStore).find(turnId, 2));
+    expect(kept).toBeNull();
   });
 });

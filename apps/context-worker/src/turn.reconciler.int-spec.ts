@@ -1,6 +1,7 @@
 // The reconciler against a Redis of the test's own: Redis loses everything (FLUSHALL, as a
 // restart without persistence does) with one turn running and another waiting, restarts with
-// its keys intact, and turns whose jobs keep vanishing or that run too long are ended.
+// its keys intact, and turns whose jobs keep vanishing or that run too long are ended; an active
+// job that nobody holds (its lock gone on two passes in a row) is put back.
 import type { NarratedData } from '@chronicle/adventure';
 import { JobName, QueueName } from '@chronicle/queue';
 import { sql } from 'kysely';
@@ -21,6 +22,9 @@ import {
 } from './testing/context-worker.harness';
 import { PrivateRedis } from '@chronicle/testing';
 import { TurnReconciler } from './turn.reconciler';
+import { NarrateProcessor } from './narrate.processor';
+import { Worker } from 'bullmq';
+import Redis from 'ioredis';
 
 const CHAT = '/v1/chat/completions';
 
@@ -215,5 +219,124 @@ describe('the reconciler ending turns', () => {
     });
     for (let i = 0; i < 100 && request.endedAt === undefined; i++) await sleep(20);
     expect(request.aborted).toBe(true);
+  });
+});
+
+describe('the reconciler and an active job nobody holds', () => {
+  let fake: FakeOpenAiServer & { baseURL: string };
+  let harness: WorkerHarness;
+
+  const env = () => ({
+    MODEL_BASE_URL: fake.baseURL,
+    MODEL_API_KEY: 'sk-test-reconciler-0123456789',
+    // The passes are this test's to run, and BullMQ's own stalled check (every lock duration)
+    // must not take the job back first: what is tested is the reconciler's repair.
+    RECONCILE_INTERVAL_MS: '300000',
+    NARRATE_LOCK_MS: '600000',
+    NARRATE_TURN_DEADLINE_MS: '3600000',
+  });
+
+  beforeAll(async () => {
+    fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
+    harness = await startWorkerHarness(env());
+    // This process's own worker is closed: the job's only taker is the test's frozen one (a
+    // paused worker may still take a job its blocking wait had already been woken for).
+    await harness.app.get(NarrateProcessor).worker.close();
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await fake?.close();
+  });
+
+  it('re-enqueues an active job whose lock is gone only when it is still so on the next pass', async () => {
+    fake.setDefaultReply({ text: 'Taken up again.' });
+    const reconciler = harness.app.get(TurnReconciler);
+    const queue = harness.producer.queue(QueueName.Narrate);
+    const adventureId = await createAdventure(harness);
+
+    // A worker took the job and froze, and its lock lapsed: the job is active, nobody holds it.
+    const { turnId } = await actWithoutJob(harness, adventureId, 'hold the rope');
+    const jobId = `narrate-${turnId}`;
+    await harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
+    const taker = new Worker(QueueName.Narrate, null, {
+      connection: { url: harness.config.redisUrl },
+      prefix: harness.config.queuePrefix,
+    });
+    try {
+      const taken = await taker.getNextJob('frozen-worker-token');
+      expect(taken?.id).toBe(jobId);
+    } finally {
+      await taker.close();
+    }
+    const redis = new Redis(harness.config.redisUrl);
+    try {
+      await redis.del(`${harness.config.queuePrefix}:${QueueName.Narrate}:${jobId}:lock`);
+    } finally {
+      redis.disconnect();
+    }
+    expect(await queue.getJobState(jobId)).toBe('active');
+    // older than one interval, as the passes ask of a turn (and younger than the deadline)
+    await harness.database.db
+      .updateTable('turns_in_flight')
+      .set({ started_at: sql`now() - interval '7 minutes'` })
+      .where('turn_id', '=', turnId)
+      .execute();
+
+    // the first pass only notes it (BullMQ's stalled check may yet take it back) …
+    expect(await reconciler.reconcileOnce()).toMatchObject({ ran: true, requeued: 0 });
+    expect(await queue.getJobState(jobId)).toBe('active');
+    // … the second finds it still stuck and puts it back under its own id
+    expect(await reconciler.reconcileOnce()).toMatchObject({ ran: true, requeued: 1 });
+    expect(await queue.getJobState(jobId)).toBe('waiting');
+    const row = await harness.database.db
+      .selectFrom('turns_in_flight')
+      .select('requeues')
+      .where('turn_id', '=', turnId)
+      .executeTakeFirstOrThrow();
+    expect(row.requeues).toBe(1);
+
+    // a live worker of the installation takes it up
+    const live = await startWorkerHarness(env(), { sharing: harness });
+    try {
+      await waitForTurnEnd(harness, adventureId, turnId, 20_000);
+    } finally {
+      await live.close();
+    }
+    const events = await readEvents(harness, adventureId);
+    expect(events.map((e) => e.type)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
+  });
+
+  it('leaves an active job alone when its lock is back by the next pass', async () => {
+    const reconciler = harness.app.get(TurnReconciler);
+    const queue = harness.producer.queue(QueueName.Narrate);
+    const adventureId = await createAdventure(harness);
+    const { turnId } = await actWithoutJob(harness, adventureId, 'hold fast');
+    const jobId = `narrate-${turnId}`;
+    await harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
+    const taker = new Worker(QueueName.Narrate, null, {
+      connection: { url: harness.config.redisUrl },
+      prefix: harness.config.queuePrefix,
+    });
+    const lockKey = `${harness.config.queuePrefix}:${QueueName.Narrate}:${jobId}:lock`;
+    const redis = new Redis(harness.config.redisUrl);
+    try {
+      await taker.getNextJob('slow-worker-token');
+      await harness.database.db
+        .updateTable('turns_in_flight')
+        .set({ started_at: sql`now() - interval '7 minutes'` })
+        .where('turn_id', '=', turnId)
+        .execute();
+      // the lock lapsed for one pass (a long GC pause), then the holder renewed it
+      const held = await redis.get(lockKey);
+      await redis.del(lockKey);
+      expect(await reconciler.reconcileOnce()).toMatchObject({ requeued: 0 });
+      await redis.set(lockKey, held ?? 'slow-worker-token', 'PX', 600_000);
+      expect(await reconciler.reconcileOnce()).toMatchObject({ requeued: 0 });
+      expect(await queue.getJobState(jobId)).toBe('active');
+    } finally {
+      redis.disconnect();
+      await taker.close();
+    }
   });
 });

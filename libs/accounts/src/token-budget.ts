@@ -4,6 +4,7 @@ import { redisKeys, type RedisClient } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
+import { isUuid } from './accounts.repository';
 
 // A user's model tokens per UTC day. The log is the truth: every event that records a model
 // call's result carries its usage in `data.usage` (Narrated, MemoryWritten, SummaryWritten, and
@@ -22,6 +23,14 @@ import { RateLimitedError } from './accounts.errors';
 // then in flight, once a day) and by a worker that dies between its append and its increment (not
 // counted, so the rest of that day under-counts by that narration). Tomorrow's counter starts from
 // the log again.
+
+export interface BudgetSpent {
+  budget: number;
+  used: number;
+  resetsAt: Date;
+  /** For the operator's log and the API's 429: the figures and when it resets. */
+  message: string;
+}
 
 export interface UtcDay {
   start: Date;
@@ -96,14 +105,44 @@ export class DailyTokenBudget {
    * may overshoot it: a narration is never cut short for money.
    */
   async assertAvailable(userId: string, budget: number, now: Date): Promise<void> {
-    if (budget <= 0) return;
+    const spent = await this.spent(userId, budget, now);
+    if (!spent) return;
+    throw new RateLimitedError(spent.message, (spent.resetsAt.getTime() - now.getTime()) / 1000);
+  }
+
+  /** Today's budget when it is spent (0: no budget, never spent), or null. */
+  async spent(userId: string, budget: number, now: Date): Promise<BudgetSpent | null> {
+    if (budget <= 0) return null;
     const used = await this.usedToday(userId, now);
-    if (used < budget) return;
+    if (used < budget) return null;
     const { resetsAt } = utcDay(now);
-    throw new RateLimitedError(
-      `daily model-token budget of ${budget} tokens is spent (${used} used today); it resets at ${resetsAt.toISOString()} (midnight UTC)`,
-      (resetsAt.getTime() - now.getTime()) / 1000,
-    );
+    return {
+      budget,
+      used,
+      resetsAt,
+      message: `daily model-token budget of ${budget} tokens is spent (${used} used today); it resets at ${resetsAt.toISOString()} (midnight UTC)`,
+    };
+  }
+
+  /**
+   * The same question for the owner of an adventure, under their own budget when they have one
+   * (`users.daily_token_budget`) and `defaultBudget` otherwise: asked by the context worker
+   * before it calls the model, since the API's check at the POST may be stale by then (turns
+   * queued side by side, memory passes spending meanwhile).
+   */
+  async spentForOwner(
+    ownerId: string,
+    defaultBudget: number,
+    now: Date,
+  ): Promise<BudgetSpent | null> {
+    const own = isUuid(ownerId)
+      ? await this.db
+          .selectFrom('users')
+          .select('daily_token_budget')
+          .where('id', '=', ownerId)
+          .executeTakeFirst()
+      : undefined;
+    return this.spent(ownerId, own?.daily_token_budget ?? defaultBudget, now);
   }
 
   private counterKey(userId: string, now: Date): string {

@@ -7,6 +7,8 @@ import { AdventureStoreModule } from './adventure-store.module';
 export interface InfrastructureConfig {
   databaseUrl: string;
   databasePoolSize: number;
+  databaseQueryTimeoutMs: number;
+  databaseSlowQueryTimeoutMs: number;
   redisUrl: string;
   queuePrefix: string;
   narrateAttempts: number;
@@ -27,6 +29,8 @@ export function adventureInfrastructure(config: InfrastructureConfig): DynamicMo
       useFactory: (producer: QueueProducer) => ({
         connectionString: config.databaseUrl,
         poolSize: config.databasePoolSize,
+        queryTimeoutMs: config.databaseQueryTimeoutMs,
+        slowQueryTimeoutMs: config.databaseSlowQueryTimeoutMs,
         sweepOutbox: true,
         outbox: { sweepIntervalMs: config.outboxSweepIntervalMs },
         outboxEnqueuer: producer,

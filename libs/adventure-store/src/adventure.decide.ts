@@ -15,13 +15,15 @@ import {
   type MemoryCommand,
 } from '@chronicle/adventure';
 import { tokenizer } from '@chronicle/context';
+import { defuseStateFences } from '@chronicle/narrative';
 import { decideMemoryWork, isMemoryWorkCommand, type MemoryWorkCommand } from '@chronicle/memory';
 
 /** Anything `AdventureCommandHandler.handle` accepts. */
 export type Command = Keyed<AdventureCommand | MemoryCommand | MemoryWorkCommand> | ImportAdventure;
 
+/** An action's tokens as the prompt sends it: defused (see storyReader), so the cache is exact. */
 export const countTokens: DecideContext['countTokens'] = (text, encoding) =>
-  tokenizer(encoding).count(text);
+  tokenizer(encoding).count(defuseStateFences(text));
 const DECIDE_CONTEXT: DecideContext = { countTokens };
 
 export function decideCommand(command: Command, state: AdventureState): DecidedEvent[] {

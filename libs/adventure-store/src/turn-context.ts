@@ -26,6 +26,7 @@ import {
   type StoryCard as ContextStoryCard,
   type WindowAction,
 } from '@chronicle/context';
+import { defuseStateFences } from '@chronicle/narrative';
 import { mergeScriptMemory, scriptMemoryOf, type ScriptMemory } from '@chronicle/scripting';
 
 // The prompt of one turn, from the projection: the head's fields as the context builder wants
@@ -60,9 +61,10 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
       historyMode: settings.historyMode,
     },
     persona: fields.persona,
-    plotEssentials: fields.plotEssentials,
-    authorsNote: fields.authorsNote,
-    aiInstructions: fields.aiInstructions,
+    // The player's words enter the prompt with their state fences defused (see storyReader).
+    plotEssentials: defuseStateFences(fields.plotEssentials),
+    authorsNote: defuseStateFences(fields.authorsNote),
+    aiInstructions: defuseStateFences(fields.aiInstructions),
     canon: fields.canon,
     // The same objects for the same projection cards, so the lore matcher recognises an
     // unchanged book by them and skips recompiling it.
@@ -201,7 +203,9 @@ export interface ActionTextReader {
 /**
  * Reads the story at the head from its newest end. The path (ids, types, cached token counts)
  * is in the projection; only the texts of the rows asked for are read, so a turn of a long
- * story reads its window and not the whole story.
+ * story reads its window and not the whole story. The texts come defused: a state fence the
+ * player typed is no fence in the prompt, so a model repeating it opens no block (the cached
+ * counts are of the defused text: see countTokens).
  */
 export function storyReader(store: ActionTextReader, state: AdventureState): ReadOlder {
   const path = storyPath(state);
@@ -216,12 +220,34 @@ export function storyReader(store: ActionTextReader, state: AdventureState): Rea
       return {
         id: entry.id,
         type: entry.type,
-        text: texts[i],
+        text: defuseStateFences(texts[i]),
         tokens: entry.tokens,
         ...(entry.type === 'ai' && node?.rejected.length ? { rejections: node.rejected } : {}),
       };
     });
   };
+}
+
+/** How many player actions back `playerTextOfTurn` reads at most. */
+const PLAYER_ACTIONS_OF_A_TURN = 4;
+
+/**
+ * What the player wrote for the turn in flight: their actions (or the opening) since the last
+ * narration on the path (none for a continue), as stored. The referee refuses an event this text carries: the
+ * player cannot report state through a model that repeats them.
+ */
+export async function playerTextOfTurn(
+  store: ActionTextReader,
+  state: AdventureState,
+): Promise<string> {
+  const path = storyPath(state);
+  const rows: PathEntry[] = [];
+  for (let i = path.length - 1; i >= 0 && rows.length < PLAYER_ACTIONS_OF_A_TURN; i--) {
+    if (path[i].type === 'ai') break;
+    rows.unshift(path[i]);
+  }
+  if (rows.length === 0) return '';
+  return (await store.readActionTexts(state.id ?? '', rows)).join('\n\n');
 }
 
 /** The turn's prompt: the budget sized on the newest slice, a covering window, the build. */

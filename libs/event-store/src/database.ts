@@ -1,6 +1,7 @@
 // The tables as Kysely sees them, and the one way to open the database.
 // `pg` returns int8 and xid8 as strings; they stay strings here and are
 // parsed deliberately where a number is wanted (see event-store.repository.ts).
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ColumnType, type Generated, Kysely, PostgresDialect } from 'kysely';
 import { Client, Pool } from 'pg';
 
@@ -118,19 +119,82 @@ export function preparedStatement(text: string): string {
   return text;
 }
 
-/** A `pg` client that runs the texts marked by `preparedStatement` as named statements. */
+/**
+ * How long a statement may wait for its answer, for the work run inside `withQueryTimeout`
+ * (an import, a migration): longer than the pool's bound, which is set for the API's 3 s answer.
+ */
+const statementBound = new AsyncLocalStorage<number>();
+
+/**
+ * Runs `work` with every statement it sends bounded by `ms` instead of the pool's
+ * `queryTimeoutMs`: for the few things that are legitimately slow (importing a whole log,
+ * migrating, exporting), never to make an ordinary request wait longer.
+ */
+export function withQueryTimeout<T>(ms: number, work: () => T): T {
+  return statementBound.run(ms, work);
+}
+
+/** What `pg` says when a statement's answer did not come within its bound. */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/**
+ * A `pg` client that runs the texts marked by `preparedStatement` as named statements, under the
+ * statement bound in force (see `withQueryTimeout`), and that drops its connection when a
+ * statement outlives its bound.
+ */
 class PreparingClient extends Client {
   // Kysely sends every query as query(text, parameters).
   override query(...args: unknown[]): never {
     const [text, values] = args;
     const name = typeof text === 'string' ? preparedNames.get(text) : undefined;
+    const bound = statementBound.getStore();
     const query = super.query as (...a: unknown[]) => never;
-    return query.apply(this, name === undefined ? args : [{ name, text, values }]);
+    const result: unknown = query.apply(
+      this,
+      name === undefined && bound === undefined
+        ? args
+        : [
+            {
+              text,
+              values,
+              ...(name !== undefined && { name }),
+              ...(bound && { query_timeout: bound }),
+            },
+          ],
+    );
+    if (result instanceof Promise) {
+      // The statement is still on the wire (a frozen server answers it when it wakes): the
+      // connection is not reusable, and its transaction must not outlive the caller's answer.
+      // Closing the socket fails it here (the pool drops the client when it is released) and
+      // makes the server roll back whatever the statement's transaction had not committed.
+      result.catch((error: unknown) => {
+        if (error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE) {
+          (
+            this as unknown as { connection: { stream: { destroy(): void } } }
+          ).connection.stream.destroy();
+        }
+      });
+    }
+    return result as never;
   }
 }
 
+export interface DatabaseOptions {
+  /**
+   * How long one statement may wait for Postgres before it fails with a dependency error
+   * (`QUERY_TIMEOUT_MESSAGE`, a 503 at the API). Bounds a query on a connection that is already
+   * open to a server that stopped answering (SIGSTOP, a hung host), where the connect bound
+   * does not apply. Omitted: unbounded.
+   */
+  queryTimeoutMs?: number;
+}
+
 /** One pool per process: call once and share the result. */
-export function createDatabase(connectionString: string, poolSize = 10): Kysely<Database> {
+export function createDatabase(
+  connectionString: string,
+  poolSize = 10,
+  options: DatabaseOptions = {},
+): Kysely<Database> {
   const pool = new Pool({
     Client: PreparingClient,
     connectionString,
@@ -138,6 +202,7 @@ export function createDatabase(connectionString: string, poolSize = 10): Kysely<
     // Below the API's 3 s answer bound: a request while Postgres is unreachable gets its 503 in time.
     connectionTimeoutMillis: 2_000,
     idleTimeoutMillis: 30_000,
+    ...(options.queryTimeoutMs && { query_timeout: options.queryTimeoutMs }),
   });
   // An idle client that loses its server (Postgres restarted) emits 'error' on
   // the pool; without a listener that would crash the process. The next query

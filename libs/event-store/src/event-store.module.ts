@@ -10,7 +10,7 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { Kysely } from 'kysely';
-import { createDatabase, type Database } from './database';
+import { createDatabase, withQueryTimeout, type Database } from './database';
 import { EventStoreRepository } from './event-store.repository';
 import { migrateToLatest } from './migrate';
 import { OutboxRelay, type OutboxEnqueuer, type OutboxRelayOptions } from './outbox.relay';
@@ -19,10 +19,16 @@ import { SnapshotRepository } from './snapshot.repository';
 /** Injection token of the process's `Kysely<Database>`. */
 export const EVENT_STORE_DB = Symbol('EVENT_STORE_DB');
 const EVENT_STORE_CONFIG = Symbol('EVENT_STORE_CONFIG');
+/** Migrations' statement bound when the config gives none (DATABASE_SLOW_QUERY_TIMEOUT_MS's default). */
+const SLOW_DEFAULT_MS = 120_000;
 
 export interface EventStoreConfig {
   connectionString: string;
   poolSize: number;
+  /** Every statement's bound (see `DatabaseOptions.queryTimeoutMs`); omitted: unbounded. */
+  queryTimeoutMs?: number;
+  /** The bound of the slow work run in `withQueryTimeout` (migrations here; imports, exports). */
+  slowQueryTimeoutMs?: number;
   /** Run migrations (under the advisory lock) before anything uses the database. */
   migrate?: boolean;
   /** Run the outbox sweeper from application bootstrap to shutdown. */
@@ -79,10 +85,14 @@ export class EventStoreModule {
         {
           provide: EVENT_STORE_DB,
           useFactory: async (config: EventStoreConfig) => {
-            const db = createDatabase(config.connectionString, config.poolSize);
+            const db = createDatabase(config.connectionString, config.poolSize, {
+              queryTimeoutMs: config.queryTimeoutMs,
+            });
             if (config.migrate) {
               try {
-                await migrateToLatest(db);
+                await withQueryTimeout(config.slowQueryTimeoutMs ?? SLOW_DEFAULT_MS, () =>
+                  migrateToLatest(db),
+                );
               } catch (error) {
                 await db.destroy();
                 throw error;

@@ -7,6 +7,7 @@ import { forbiddenChangeLine, forbiddingRule } from './narrative.canon';
 import { aKind, checkEventShape, rejection } from './event-shape.validator';
 import { MAX_EVENTS_PER_BLOCK, MAX_IDS_IN_FIX, PLAYER_ID } from './narrative.limits';
 import { evolve, findEntity, hasFact } from './narrative.state';
+import { echoedEvents, isEchoOf } from './player-text.guard';
 import type {
   Canon,
   NarrativeState,
@@ -17,14 +18,24 @@ import type {
 
 type Judgement = 'accept' | 'ignore' | Rejection;
 
+export interface RefereeOptions {
+  /**
+   * The text the player wrote this turn (their action). An event that reproduces one this text
+   * carried is the player's, not the model's report, and is refused (see player-text.guard.ts).
+   */
+  playerText?: string;
+}
+
 export function referee(
   state: NarrativeState,
   canon: Canon | null | undefined,
   events: readonly unknown[],
+  options: RefereeOptions = {},
 ): RefereeVerdict {
   const accepted: StateEvent[] = [];
   const rejected: Rejection[] = [];
   const list = Array.isArray(events) ? events : [];
+  const players = echoedEvents(options.playerText ?? '');
   let current = state;
 
   for (let i = 0; i < list.length; i++) {
@@ -42,6 +53,16 @@ export function referee(
     const shape = checkEventShape(list[i], line);
     if (!shape.ok) {
       rejected.push(shape.rejection);
+      continue;
+    }
+    if (isEchoOf(shape.event, players)) {
+      rejected.push(
+        rejection(
+          line,
+          "repeats an event the player's action wrote; the player cannot report state",
+          'Report only what your own narration made happen this turn; never copy a state line from the player.',
+        ),
+      );
       continue;
     }
     const judgement = judge(current, canon, shape.event, line);

@@ -3,7 +3,8 @@
 // is kept; only a reply with no narration at all fails the turn.
 //
 // Only the model's output comes here. The player's action text is prose, even when the player
-// types a fenced `state` block into it: nothing parses it, so nothing in it reaches the state.
+// types a fenced `state` block into it: it reaches the prompt defused, and a model that echoes
+// it anyway has the echoed events refused by the referee (see player-text.guard.ts).
 
 import { checkEventShape, clipLine, rejection } from './event-shape.validator';
 import { MAX_BLOCK_BYTES, MAX_EVENTS_PER_BLOCK } from './narrative.limits';

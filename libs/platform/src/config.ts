@@ -17,6 +17,8 @@ import { parseRedisUrl, RedisUrlError } from './redis-target';
 export interface AppConfig {
   databaseUrl: string;
   databasePoolSize: number;
+  databaseQueryTimeoutMs: number;
+  databaseSlowQueryTimeoutMs: number;
   redisUrl: string;
   queuePrefix: string;
   host: string;
@@ -170,6 +172,20 @@ export const CONFIG_VARIABLES = [
     '10',
     "Connections in each process's pool.",
     int(1, 200),
+  ),
+  v(
+    'DATABASE_QUERY_TIMEOUT_MS',
+    'databaseQueryTimeoutMs',
+    '2000',
+    'How long one statement may wait for Postgres before the request answers 503 (a worker waits and tries again): bounds a query on an open connection to a server that stopped answering.',
+    int(100, 600000),
+  ),
+  v(
+    'DATABASE_SLOW_QUERY_TIMEOUT_MS',
+    'databaseSlowQueryTimeoutMs',
+    '120000',
+    'The same bound for the legitimately slow work: importing or exporting a whole adventure, importing story cards, migrating.',
+    int(100, 3600000),
   ),
   v(
     'REDIS_URL',

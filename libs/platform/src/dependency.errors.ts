@@ -34,11 +34,13 @@ const NETWORK_CODES = new Set([
   'ENOTFOUND',
   'EAI_AGAIN',
 ]);
+// `Query read timeout`: a statement outlived DATABASE_QUERY_TIMEOUT_MS (a frozen server answers
+// nothing on a connection that is open).
 // SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, restart,
 // cannot connect now), and 53300 (too many connections).
 const PG_UNAVAILABLE = /^(08...|57P0[1-3]|53300)$/;
 const PG_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection terminated unexpectedly|the database system is (starting up|shutting down)|does not allow connections|not currently accepting connections|terminating connection due to administrator command/i;
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly|the database system is (starting up|shutting down)|does not allow connections|not currently accepting connections|terminating connection due to administrator command/i;
 // OOM: a full Redis under noeviction refuses writes until memory is freed; to a caller that is
 // the same as an unreachable one (try again shortly). CLUSTERDOWN, TRYAGAIN and a failed slot
 // refresh: a Redis Cluster that is failing over or has lost a master.

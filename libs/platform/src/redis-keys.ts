@@ -16,7 +16,7 @@
 // | a BullMQ queue's (`{chronicle:narrate}:narrate:…`) | `{<installation>:<queue>}` | every BullMQ script |
 // | the reconciler's data-loss marker | the memory queue's | lives and dies with the memory jobs it guards |
 // | a turn's stream and fence (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts, and one XREAD over many streams of a shard |
-// | rate-limit counters, token budgets, memory locks | none | single-key scripts only |
+// | rate-limit counters, token budgets, memory locks, kept narrations | none | single-key scripts only |
 
 /** Turn streams are spread over this many hash tags; an API follows each on its own reader. */
 export const TURN_STREAM_SHARDS = 16;
@@ -58,6 +58,9 @@ export const redisKeys = {
     `${installation}:token-budget:${userId}:${day}`,
   memoryLock: (installation: string, adventureId: string): string =>
     `${installation}:memory-lock:${adventureId}`,
+  /** A narration kept while Postgres could not record it (single-key reads and writes). */
+  finishedNarration: (installation: string, turnId: string): string =>
+    `${installation}:finished-narration:${turnId}`,
 } as const;
 
 /** The patterns that match every key of an installation (for tools and test clean-up). */

@@ -51,3 +51,39 @@ export async function eventually<T>(
     `${what}: not within ${timeoutMs} ms${last ? ` (${(last as Error).message})` : ''}`,
   );
 }
+
+/** One POST while a dependency is away, as the client saw it. */
+export interface TimedAnswer {
+  status: number;
+  ms: number;
+  retryAfter: string | null;
+}
+
+/** Sends an action and times its answer. */
+export async function timedAct(
+  client: {
+    act(
+      adventureId: string,
+      inputType: 'do',
+      text: string,
+    ): Promise<{ status: number; headers: Headers }>;
+  },
+  adventureId: string,
+  text: string,
+): Promise<TimedAnswer> {
+  const started = Date.now();
+  const result = await client.act(adventureId, 'do', text);
+  return {
+    status: result.status,
+    ms: Date.now() - started,
+    retryAfter: result.headers.get('retry-after'),
+  };
+}
+
+/** Each answer a 503 with Retry-After within the API's 3 s bound. */
+export function expectRefusedInTime(answers: readonly TimedAnswer[]): void {
+  for (const answer of answers) {
+    expect(answer).toEqual({ status: 503, ms: expect.any(Number), retryAfter: expect.any(String) });
+    expect(answer.ms).toBeLessThan(3_000);
+  }
+}

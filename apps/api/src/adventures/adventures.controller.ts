@@ -28,6 +28,7 @@ import {
 } from './adventure.dto';
 import { AdventureCommandsUseCase } from './adventure-commands.use-case';
 import { AdventureReader } from './adventure.reader';
+import { SlowStatements } from '../http/slow-statements';
 import { ContextPreviewUseCase } from './context-preview.use-case';
 import { CreateAdventureUseCase } from './create-adventure.use-case';
 import { LoreExportQuery, LoreImportQuery } from './lore.dto';
@@ -118,6 +119,7 @@ export class AdventuresController {
   }
 
   @Post(':id/story-cards/import')
+  @SlowStatements()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary:
@@ -132,6 +134,7 @@ export class AdventuresController {
   }
 
   @Get(':id/story-cards/export')
+  @SlowStatements()
   @ApiOperation({
     summary:
       'The story cards as a lore file; what the format cannot hold is listed in the Chronicle-Lore-Warnings header (JSON)',

@@ -16,6 +16,7 @@ import { LIMITS } from '@chronicle/adventure';
 import type { Request, Response } from 'express';
 import { ReplayUseCase } from './replay.use-case';
 import { StreamVersionPipe } from '../http/path-params.pipe';
+import { SlowStatements } from '../http/slow-statements';
 
 export class ReplayRequestDto {
   @ApiProperty({ description: 'The adventure to rebuild from its first event.' })
@@ -62,6 +63,7 @@ export class AdventureHistoryController {
   }
 
   @Get(':id/export')
+  @SlowStatements()
   @ApiOperation({ summary: 'The event log as NDJSON: a header line, then one event per line' })
   async export(@Param('id') id: string, @Res() res: Response): Promise<void> {
     // Opened before the first byte, so a missing adventure is still a plain 404.
@@ -75,6 +77,7 @@ export class AdventureHistoryController {
   }
 
   @Post('import')
+  @SlowStatements()
   @ApiOperation({
     summary:
       'Create a new adventure from an export (NDJSON). The whole file is checked first: a bad line is a 400 naming it, and nothing is written.',

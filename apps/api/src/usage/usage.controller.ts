@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger'
 import { ADMIN_USAGE_GROUPS, USER_USAGE_GROUPS, parseUsageQuery } from '@chronicle/accounts';
 import { CurrentUser, type RequestUser } from '../auth/request-user';
 import { UsageLedger } from './usage-ledger.service';
+import { SlowStatements } from '../http/slow-statements';
 
 const FROM = {
   name: 'from',
@@ -40,6 +41,7 @@ export class UsageController {
   }
 
   @Get('admin/usage')
+  @SlowStatements()
   @ApiOperation({ summary: "Every user's model calls, for the operator (ADMIN_API_KEY)" })
   @ApiQuery(FROM)
   @ApiQuery(TO)
