@@ -206,3 +206,58 @@ describe('PATCH /v1/adventures/:id/story-cards/:cardId with the lore fields', ()
     expect(wrong.status).toBe(400);
   });
 });
+
+describe('POST /v1/adventures with a book of cards', () => {
+  it('refuses bad cards with a 400 naming each card and field, and creates nothing', async () => {
+    const before = await api.request('GET', '/v1/adventures');
+    const cards = [
+      { name: 'Fine', keys: 'fine', entry: 'ok' },
+      { name: 'Ranked', priority: 'high' },
+      { name: 'Extra', mood: 'grim' },
+      { keys: 'nameless' },
+      'not a card',
+      { name: 'Windowed', scan: { messages: 2 } },
+    ];
+    const refused = await api.request('POST', '/v1/adventures', {
+      ...aScenario(),
+      storyCards: cards,
+    });
+    expect(refused.status).toBe(400);
+    const message = JSON.stringify(refused.body.message);
+    expect(message).toMatch(/storyCards\[1\]\.priority must be an integer/);
+    expect(message).toMatch(/storyCards\[2\]\.mood is not a story card field/);
+    expect(message).toMatch(/storyCards\[3\]\.name is missing/);
+    expect(message).toMatch(/storyCards\[4\] must be an object/);
+    expect(message).toMatch(/storyCards\[5\]\.scan\.messages is not a field of card\.scan/);
+    expect(message).not.toMatch(/storyCards\[0\]/);
+    const after = await api.request('GET', '/v1/adventures');
+    expect(after.body).toEqual(before.body);
+  });
+
+  it(`creates an adventure holding ${LIMITS.storyCardsPerAdventure} cards, every field kept`, async () => {
+    const cards = Array.from({ length: LIMITS.storyCardsPerAdventure }, (_, i) => ({
+      name: `Card ${i}`,
+      keys: `k${i}\nkeeper ${i}`,
+      keySyntax: 'lines',
+      entry: `Entry ${i}.`,
+      priority: i % 300,
+      ...(i % 100 === 0 && { conditions: [{ mode: 'anyOf', keys: ['bell'] }] }),
+    }));
+    const created = await api.request('POST', '/v1/adventures', {
+      ...aScenario(),
+      storyCards: cards,
+    });
+    expect(created.status).toBe(201);
+    const read = await api.request('GET', `/v1/adventures/${created.body.id}`);
+    expect(read.body.storyCards).toHaveLength(LIMITS.storyCardsPerAdventure);
+    expect(read.body.storyCards[4200]).toMatchObject({
+      name: 'Card 4200',
+      keys: 'k4200\nkeeper 4200',
+      keySyntax: 'lines',
+      priority: 0,
+      conditions: [{ mode: 'anyOf', keys: ['bell'] }],
+      type: 'other',
+      notes: '',
+    });
+  }, 60_000);
+});
