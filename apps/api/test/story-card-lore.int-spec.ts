@@ -39,7 +39,7 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
       skipped: 0,
       version: 2,
       report: {
-        keptOnlyVerbatim: [{ card: 'Captain', features: ['sticky'] }],
+        keptOnlyVerbatim: [{ card: 'Captain', features: ['vectorized'] }],
         badRegexes: [{ card: 'Bad regex', key: '/(a+)+$/' }],
         unknownMacros: [{ card: 'Bad regex', macros: ['{{time}}'] }],
       },

@@ -227,12 +227,14 @@ export function checkCardField(key: string, value: unknown): unknown {
       };
     }
     case 'timing': {
-      const timing = record(field, value, ['delay']);
-      return {
-        ...(timing.delay !== undefined && {
-          delay: integer(`${field}.delay`, timing.delay, 0, 1_000_000),
-        }),
-      };
+      const timing = record(field, value, ['delay', 'sticky', 'cooldown']);
+      const checked: Record<string, number> = {};
+      for (const key of ['delay', 'sticky', 'cooldown'] as const) {
+        if (timing[key] !== undefined) {
+          checked[key] = integer(`${field}.${key}`, timing[key], 0, 1_000_000);
+        }
+      }
+      return checked;
     }
     case 'conditions': {
       if (!Array.isArray(value)) invalid(`${field} must be a list of {mode, keys}`);

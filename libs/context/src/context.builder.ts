@@ -374,6 +374,7 @@ export function buildContext(input: ContextInput): BuiltContext {
       budget: Math.floor(available * CARD_BUDGET_SHARE),
       countTokens: (text) => tok.countCached(text),
       storyActions: input.totalActions,
+      timed: input.timedLore,
     },
   );
   const cards: CardRecord[] = [...prepared.staticCards, ...activated.records];
@@ -530,6 +531,7 @@ export function buildContext(input: ContextInput): BuiltContext {
       },
       cards,
       ...(activated.misses.length > 0 ? { cardsNotFired: activated.misses } : {}),
+      ...(activated.timedStarts.length > 0 ? { timedLore: activated.timedStarts } : {}),
       memories: input.memories,
       history: {
         included: included.length,

@@ -142,12 +142,32 @@ export interface StoryCard {
   probability?: number;
   /** Inclusion groups: of the fired cards sharing a group name, one is kept (see CardGroup). */
   group?: CardGroup;
-  /**
-   * Timed effects, in story actions on the current path. `delay`: cannot fire before the story
-   * has this many actions (SillyTavern's delay, V3's @@activate_only_after). Derived from the
-   * branch itself, so undo, retry and a branch switch never leak it.
-   */
-  timing?: { delay?: number };
+  /** Timed effects (see CardTiming). */
+  timing?: CardTiming;
+}
+
+/**
+ * Timed effects, in story actions on the current path, derived from the branch itself (the
+ * turns on it that fired the card, `ContextHead.timedLore`), so undo, retry and a branch switch
+ * never leak them (SillyTavern keeps them in chat metadata and drops what a rewind passes).
+ * `delay`: cannot fire before the story has this many actions (ST's delay, V3's
+ * @@activate_only_after). `sticky`: once fired, stays in the prompt, keys or not, on every turn
+ * whose story is at most this many actions past the one it fired on. `cooldown`: after that
+ * (after firing, without sticky), cannot fire for this many more actions.
+ */
+export interface CardTiming {
+  delay?: number;
+  sticky?: number;
+  cooldown?: number;
+}
+
+/**
+ * A card that started its timed effects on an earlier turn of the path: `ago` story actions
+ * before this turn's story (its narration's path depth from this turn's).
+ */
+export interface TimedLoreFiring {
+  cardId: string;
+  ago: number;
 }
 
 /**
@@ -207,6 +227,11 @@ export interface ContextHead {
    * records, so a rebuild of the turn renders the same prompt. Absent: a fixed seed.
    */
   loreSeed?: string;
+  /**
+   * The cards whose timed effects (sticky, cooldown) started on earlier turns of the path, as the
+   * narrations recorded them (`ContextReport.timedLore`). Absent: none holds.
+   */
+  timedLore?: TimedLoreFiring[];
 }
 
 export interface ContextInput extends ContextHead {
@@ -235,7 +260,7 @@ export interface CardRecord {
    * (a key in another fired card's entry, at recursion `step`). Absent on key matches, so the
    * seed's reports stay byte-identical.
    */
-  reason?: 'always' | 'recursion';
+  reason?: 'always' | 'recursion' | 'sticky';
   step?: number;
   /** Where it went when it is not the live lore block: `static` or `depth`. */
   placement?: 'static' | 'depth';
@@ -247,9 +272,10 @@ export interface CardMiss {
   name: string;
   /**
    * `condition` (secondary keys), `window` (outside its scan window), `regex` (a refused key),
-   * `probability` (its draw failed), `group` (another member of its inclusion group won).
+   * `probability` (its draw failed), `group` (another member of its inclusion group won),
+   * `delay` (the story is too short yet), `cooldown` (it fired too recently).
    */
-  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group' | 'delay';
+  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group' | 'delay' | 'cooldown';
   detail?: string;
 }
 
@@ -266,6 +292,12 @@ export interface ContextReport {
   cards: CardRecord[];
   /** Only when a card came near firing and did not (see CardMiss); absent otherwise. */
   cardsNotFired?: CardMiss[];
+  /**
+   * The cards whose sticky or cooldown starts on this turn (fired by their keys or always-on and
+   * sent): the narration records it, and later turns on its path read it back as
+   * `ContextHead.timedLore`. Absent when none.
+   */
+  timedLore?: string[];
   memories: RetrievedMemories | null;
   history: { included: number; total: number; oldest_truncated: boolean };
   cache: CacheReport;

@@ -123,6 +123,7 @@ describe('reading lore files', () => {
       keys: '/\\bcapt(ain)?\\b/i',
       probability: 50,
       group: { names: ['crew'] },
+      timing: { sticky: 2, cooldown: 3 },
     });
     expect(ghost.enabled).toBe(false);
     expect(inert.activation).toBe('inert');
@@ -139,7 +140,7 @@ describe('reading lore files', () => {
       { index: 6, card: 'Bad regex', macros: ['{{time}}'] },
     ]);
     expect(book.report.keptOnlyVerbatim).toEqual([
-      { index: 3, card: 'Captain', features: ['sticky'] },
+      { index: 3, card: 'Captain', features: ['vectorized'] },
     ]);
   });
 

@@ -263,12 +263,13 @@ class StoryCardFieldsDto {
   group?: { names: string[]; weight?: number; override?: boolean } | null;
 
   @ApiPropertyOptional({
-    description: '{delay?}: not before the story has this many actions.',
-    example: { delay: 10 },
+    description:
+      '{delay?, sticky?, cooldown?}, in story actions: not before the story has `delay` actions; once fired, stays `sticky` actions, then cannot fire for `cooldown` more.',
+    example: { delay: 10, sticky: 4, cooldown: 6 },
   })
   @IsOptional()
   @IsObject()
-  timing?: { delay?: number } | null;
+  timing?: { delay?: number; sticky?: number; cooldown?: number } | null;
 
   @ApiPropertyOptional({ description: 'What {{char}} renders as in this card.' })
   @IsOptional()

@@ -241,6 +241,101 @@ describe('lore activation', () => {
     expect(at(10).records.map((r) => r.name)).toEqual(['Late']);
   });
 
+  it('sticky: once fired, stays without its key for that many actions, undrawn; then fires by key again', () => {
+    const storm = card({ name: 'Storm', keys: 'storm', timing: { sticky: 4 }, probability: 1 });
+    const at = (ago: number | null, ...parts: string[]) =>
+      activateLore(
+        [storm],
+        { parts },
+        { ...turn, timed: ago === null ? [] : [{ cardId: storm.id, ago }] },
+      );
+    // It fired 2 and 4 actions ago: it stays, with no key in the story and its 1% draw not redrawn.
+    for (const ago of [2, 4]) {
+      const held = at(ago, 'calm seas');
+      expect(held.records).toEqual([
+        { id: storm.id, name: 'Storm', keyword: '', included: true, reason: 'sticky' },
+      ]);
+      // A sticky card restarts nothing: the turn that fired it started its timer.
+      expect(held.timedStarts).toEqual([]);
+    }
+    expect(at(5, 'calm seas').records).toEqual([]);
+    // The latest firing counts: an older one does not end it early.
+    expect(
+      activateLore(
+        [storm],
+        { parts: ['calm'] },
+        {
+          ...turn,
+          timed: [
+            { cardId: storm.id, ago: 9 },
+            { cardId: storm.id, ago: 3 },
+          ],
+        },
+      ).records,
+    ).toHaveLength(1);
+  });
+
+  it('cooldown: after firing (or after its sticky ends) it cannot fire for that many actions', () => {
+    const gate = card({ name: 'Gate', keys: 'gate', timing: { cooldown: 3 } });
+    const bell = card({ name: 'Bell', keys: 'bell', timing: { sticky: 2, cooldown: 2 } });
+    const at = (ago: number) =>
+      activateLore(
+        [gate, bell],
+        { parts: ['the gate and the bell'] },
+        {
+          ...turn,
+          timed: [
+            { cardId: gate.id, ago },
+            { cardId: bell.id, ago },
+          ],
+        },
+      );
+    const reasons = (ago: number) => {
+      const result = at(ago);
+      return [
+        ...result.records.map((r) => `${r.name}:${r.reason ?? 'key'}`),
+        ...result.misses.map((m) => `${m.name}:${m.reason}`),
+      ];
+    };
+    expect(reasons(2)).toEqual(['Bell:sticky', 'Gate:cooldown']);
+    expect(reasons(3)).toEqual(['Gate:cooldown', 'Bell:cooldown']);
+    expect(reasons(4)).toEqual(['Gate:key', 'Bell:cooldown']);
+    expect(reasons(5)).toEqual(['Gate:key', 'Bell:key']);
+    // Firing by key again starts both timers anew; the report says so.
+    expect(at(5).timedStarts).toEqual([gate.id, bell.id]);
+    // With no firing on the path, a timed card fires as any other and starts its timer.
+    const fresh = activateLore([gate], { parts: ['gate'] }, turn);
+    expect(fresh.records.map((r) => r.name)).toEqual(['Gate']);
+    expect(fresh.timedStarts).toEqual([gate.id]);
+  });
+
+  it('timers: a card that did not fit the budget starts none; a sticky member keeps its group', () => {
+    const big = card({ name: 'Big', keys: 'x', entry: 'y'.repeat(500), timing: { cooldown: 5 } });
+    expect(activateLore([big], { parts: ['x'] }, { ...turn, budget: 100 }).timedStarts).toEqual([]);
+    const a = card({ name: 'A', keys: 'x', group: { names: ['g'], override: true } });
+    const b = card({ name: 'B', keys: 'x', group: { names: ['g'] }, timing: { sticky: 3 } });
+    const result = activateLore(
+      [a, b],
+      { parts: ['x'] },
+      { ...turn, timed: [{ cardId: b.id, ago: 1 }] },
+    );
+    expect(result.records.map((r) => r.name)).toEqual(['B']);
+    expect(result.misses).toEqual([expect.objectContaining({ name: 'A', reason: 'group' })]);
+  });
+
+  it('an always-on card with a timer is live, not static: it cools down between firings', () => {
+    const tick = card({ name: 'Tick', activation: 'always', timing: { cooldown: 2 } });
+    expect(staticLore([tick], turn).records).toEqual([]);
+    expect(fired([tick], 'x')).toEqual(['Tick']);
+    const cooling = activateLore(
+      [tick],
+      { parts: ['x'] },
+      { ...turn, timed: [{ cardId: tick.id, ago: 2 }] },
+    );
+    expect(cooling.records).toEqual([]);
+    expect(cooling.misses[0]).toMatchObject({ name: 'Tick', reason: 'cooldown' });
+  });
+
   it('depth placement: into the history at its depth, from the lore budget', () => {
     const status = card({
       name: 'Status',
@@ -274,6 +369,13 @@ describe('lore activation', () => {
         placement: 'depth',
       },
     ]);
+  });
+
+  it('an edited card (new objects, the same keys) renders as edited, though its book is not recompiled', () => {
+    const before = [card({ id: 'same', name: 'Lamp', keys: 'lamp', entry: 'The lamp is lit.' })];
+    expect(fire(before, 'the lamp').lines[0].text).toBe('World Lore: The lamp is lit.');
+    const after = [{ ...before[0], entry: 'The lamp is dark.', priority: 7 }];
+    expect(fire(after, 'the lamp').lines[0].text).toBe('World Lore: The lamp is dark.');
   });
 
   it('matches 5,000 cards in one pass, the same as one card at a time', () => {

@@ -14,6 +14,7 @@ import type {
   CardRecord,
   ConditionMode,
   StoryCard,
+  TimedLoreFiring,
 } from '../context.types';
 import { buildAutomaton, latestHits, type Automaton } from './lore.automaton';
 import { REGEX_INPUT_CHARS, isRegexShaped, regexKey, splitKeys } from './lore.keys';
@@ -73,6 +74,8 @@ export interface LoreTurn {
   budget: number;
   /** Story actions on the path (timed effects count them); absent = no timed effect holds back. */
   storyActions?: number;
+  /** Earlier turns' firings of cards with sticky or cooldown (ContextHead.timedLore). */
+  timed?: readonly TimedLoreFiring[];
   countTokens(text: string): number;
 }
 
@@ -92,6 +95,12 @@ export interface ActivatedLore {
   tokens: number;
   records: CardRecord[];
   misses: CardMiss[];
+  /** The cards sent whose sticky or cooldown starts on this turn (ContextReport.timedLore). */
+  timedStarts: string[];
+}
+
+function hasTimer(card: StoryCard): boolean {
+  return (card.timing?.sticky ?? 0) > 0 || (card.timing?.cooldown ?? 0) > 0;
 }
 
 /** An always-on card that renders the same every turn: the static block's. */
@@ -101,6 +110,7 @@ export function isStaticCard(card: StoryCard): boolean {
     (card.probability ?? 100) >= 100 &&
     card.group === undefined &&
     card.timing?.delay === undefined &&
+    !hasTimer(card) &&
     card.enabled !== false &&
     (card.placement?.kind ?? 'lore') === 'lore' &&
     !dependsOnTurn(card.entry)
@@ -220,6 +230,9 @@ export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   let compiled = recentBooks.get(key);
   if (compiled) {
     recentBooks.delete(key);
+    // Same keys, but new objects that may differ in what the fingerprint leaves out (the entry,
+    // priority, timing, placement…): the matching is reused, the cards are these.
+    compiled = rebound(compiled, cards);
   } else {
     compiled = compileFresh(cards);
     if (recentBooks.size >= RECENT_BOOKS) recentBooks.delete(recentBooks.keys().next().value!);
@@ -227,6 +240,14 @@ export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   recentBooks.set(key, compiled);
   compiledBooks.set(cards, compiled);
   return compiled;
+}
+
+function rebound(compiled: CompiledLore, cards: readonly StoryCard[]): CompiledLore {
+  return {
+    ...compiled,
+    source: cards,
+    cards: compiled.cards.map((entry) => ({ ...entry, card: cards[entry.index] })),
+  };
 }
 
 function sameObjects(a: readonly StoryCard[], b: readonly StoryCard[]): boolean {
@@ -470,7 +491,7 @@ function evaluate(entry: CompiledCard, s: Scan, wholeText: boolean): Outcome {
 interface Fired {
   entry: CompiledCard;
   keyword: string;
-  reason?: 'always' | 'recursion';
+  reason?: CardRecord['reason'];
   step?: number;
 }
 
@@ -484,24 +505,48 @@ export function activateLore(
   window: LoreWindow,
   turn: LoreTurn,
 ): ActivatedLore {
-  const empty: ActivatedLore = { lines: [], depth: [], tokens: 0, records: [], misses: [] };
+  const empty: ActivatedLore = {
+    lines: [],
+    depth: [],
+    tokens: 0,
+    records: [],
+    misses: [],
+    timedStarts: [],
+  };
   if (cards.length === 0) return empty;
   const lore = compileLore(cards);
   const fired: Fired[] = [];
   const done = new Set<CompiledCard>();
   const misses: CardMiss[] = [];
   const story = scan(lore, window.parts);
+  const clock = timedClock(lore, turn.timed);
+  /** Whether a card that would fire now is still cooling down (reported as a miss). */
+  const cooling = (entry: CompiledCard): boolean => {
+    if (clock.get(entry) !== 'cooldown') return false;
+    if (misses.length < MAX_REPORTED_MISSES) {
+      misses.push({ id: entry.card.id, name: entry.card.name, reason: 'cooldown' });
+    }
+    return true;
+  };
 
+  // Sticky cards first: they stay whatever the story says (SillyTavern's sticky).
+  for (const [entry, state] of clock) {
+    if (state !== 'sticky') continue;
+    fired.push({ entry, keyword: '', reason: 'sticky' });
+    done.add(entry);
+  }
   for (const index of lore.alwaysCards) {
     const entry = lore.cards[index];
+    if (done.has(entry) || cooling(entry)) continue;
     fired.push({ entry, keyword: '', reason: 'always' });
     done.add(entry);
   }
   for (const index of candidates(lore, story)) {
     const entry = lore.cards[index];
-    if ((entry.card.recursion?.delayLevel ?? 0) > 0) continue;
+    if (done.has(entry) || (entry.card.recursion?.delayLevel ?? 0) > 0) continue;
     const outcome = evaluate(entry, story, false);
     if (outcome.fired) {
+      if (cooling(entry)) continue;
       fired.push({ entry, keyword: outcome.keyword });
       done.add(entry);
     } else if (outcome.miss && misses.length < MAX_REPORTED_MISSES) {
@@ -527,7 +572,7 @@ export function activateLore(
       if (done.has(entry) || !recursion?.triggeredByOthers || entry.primary.length === 0) continue;
       if ((recursion.delayLevel ?? 0) > step) continue;
       const outcome = evaluate(entry, buffer, true);
-      if (outcome.fired) {
+      if (outcome.fired && !cooling(entry)) {
         next.push({ entry, keyword: outcome.keyword, reason: 'recursion', step });
         done.add(entry);
       }
@@ -538,7 +583,7 @@ export function activateLore(
 
   // Timed effects, from the path's own length.
   const timely = fired.filter((f) => {
-    const delay = f.entry.card.timing?.delay ?? 0;
+    const delay = f.reason === 'sticky' ? 0 : (f.entry.card.timing?.delay ?? 0);
     if (turn.storyActions === undefined || turn.storyActions >= delay) return true;
     if (misses.length < MAX_REPORTED_MISSES) {
       misses.push({
@@ -604,7 +649,36 @@ export function activateLore(
       if (f.entry.card.placement?.kind === 'depth') record.placement = 'depth';
       return record;
     });
-  return { lines, depth, tokens, records, misses };
+  const timedStarts = placed
+    .filter((k) => k.fired.reason !== 'sticky' && hasTimer(k.fired.entry.card))
+    .map((k) => k.fired.entry.card.id);
+  return { lines, depth, tokens, records, misses, timedStarts };
+}
+
+/**
+ * Each compiled card a timed effect holds on this turn: `sticky` while the story is at most
+ * `sticky` actions past its latest firing, then `cooldown` for `cooldown` more. Only cards with
+ * a timer and a firing on the path are looked up, so a book without timers pays nothing.
+ */
+function timedClock(
+  lore: CompiledLore,
+  timed: readonly TimedLoreFiring[] | undefined,
+): Map<CompiledCard, 'sticky' | 'cooldown'> {
+  const clock = new Map<CompiledCard, 'sticky' | 'cooldown'>();
+  if (!timed || timed.length === 0) return clock;
+  const latest = new Map<string, number>();
+  for (const { cardId, ago } of timed) {
+    if (ago >= 1 && ago < (latest.get(cardId) ?? Infinity)) latest.set(cardId, ago);
+  }
+  for (const entry of lore.cards) {
+    const ago = latest.get(entry.card.id);
+    if (ago === undefined || !hasTimer(entry.card)) continue;
+    const sticky = entry.card.timing?.sticky ?? 0;
+    const cooldown = entry.card.timing?.cooldown ?? 0;
+    if (ago <= sticky) clock.set(entry, 'sticky');
+    else if (ago <= sticky + cooldown) clock.set(entry, 'cooldown');
+  }
+  return clock;
 }
 
 /**
@@ -625,7 +699,8 @@ function drawChances(fired: Fired[], seed: string, misses: CardMiss[]): Fired[] 
   };
   const lucky = fired.filter((f) => {
     const p = f.entry.card.probability ?? 100;
-    if (p >= 100) return true;
+    // A sticky card drew when it fired; it does not draw again while it stays.
+    if (p >= 100 || f.reason === 'sticky') return true;
     const kept = seeded(`${seed}|${f.entry.card.id}|probability`) * 100 < p;
     if (!kept) miss(f, 'probability', `${p}%`);
     return kept;
@@ -643,8 +718,12 @@ function drawChances(fired: Fired[], seed: string, misses: CardMiss[]): Fired[] 
   for (const [name, members] of groups) {
     if (members.length < 2) continue;
     const overrides = members.filter((f) => f.entry.card.group?.override);
+    const sticky = members.find((f) => f.reason === 'sticky');
     let winner: Fired;
-    if (overrides.length > 0) {
+    if (sticky) {
+      // SillyTavern: a sticky member keeps its group.
+      winner = sticky;
+    } else if (overrides.length > 0) {
       winner = overrides.sort((a, b) => byPriorityThenOrder(a.entry, b.entry))[0];
     } else {
       const weights = members.map((f) => Math.max(0, f.entry.card.group?.weight ?? 100));

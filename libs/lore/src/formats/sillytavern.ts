@@ -5,6 +5,7 @@ import type {
   CardCondition,
   CardPlacement,
   CardRecursion,
+  CardTiming,
   ConditionMode,
 } from '@chronicle/context';
 import { readDecorators } from '../decorators';
@@ -53,6 +54,8 @@ export interface StFields {
   groupWeight: number;
   groupOverride: boolean;
   delay: number;
+  sticky: number;
+  cooldown: number;
 }
 
 /** What an ST-shaped entry means to Chronicle; shared by the world file and card books. */
@@ -109,10 +112,15 @@ export function readStFields(
     .map((name) => name.trim())
     .filter(Boolean);
   const delay = Math.max(0, Math.floor(f.delay), decorated.delay ?? 0);
+  const timing: CardTiming = {
+    ...(delay > 0 && { delay }),
+    ...(f.sticky > 0 && { sticky: Math.floor(f.sticky) }),
+    ...(f.cooldown > 0 && { cooldown: Math.floor(f.cooldown) }),
+  };
   return {
     card: {
       ...card,
-      ...(delay > 0 && { timing: { delay } }),
+      ...(Object.keys(timing).length > 0 && { timing }),
       ...(probability < 100 && { probability: Math.max(0, probability) }),
       ...(names.length > 0 && {
         group: {
@@ -192,6 +200,8 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     groupWeight: card.group?.weight ?? 100,
     groupOverride: card.group?.override ?? false,
     delay: card.timing?.delay ?? 0,
+    sticky: card.timing?.sticky ?? 0,
+    cooldown: card.timing?.cooldown ?? 0,
   };
 }
 
@@ -221,15 +231,14 @@ function stFieldsOf(raw: Json): StFields {
     groupWeight: num(raw.groupWeight) ?? 100,
     groupOverride: bool(raw.groupOverride) ?? false,
     delay: num(raw.delay) ?? 0,
+    sticky: num(raw.sticky) ?? 0,
+    cooldown: num(raw.cooldown) ?? 0,
   };
 }
 
 /** SillyTavern features Chronicle keeps only verbatim, by the field that carries them. */
 export function stVerbatim(get: (field: string) => unknown): string[] {
   const features: string[] = [];
-  for (const field of ['sticky', 'cooldown']) {
-    if ((num(get(field)) ?? 0) > 0) features.push(field);
-  }
   if (get('ignoreBudget') === true) features.push('ignoreBudget');
   if (get('vectorized') === true) features.push('vectorized');
   if (strings(get('triggers')).length > 0) features.push('generation triggers');
@@ -303,7 +312,11 @@ export const sillyTavernCodec: Codec<StContext> = {
       set('probability');
       set('useProbability');
     }
-    if (changed('timing')) set('delay');
+    if (changed('timing')) {
+      set('delay');
+      set('sticky');
+      set('cooldown');
+    }
     if (changed('group')) {
       set('group');
       set('groupWeight');

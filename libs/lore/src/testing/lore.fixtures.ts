@@ -108,6 +108,8 @@ export const sillyTavernWorld = () => ({
       probability: 50,
       group: 'crew',
       sticky: 2,
+      cooldown: 3,
+      vectorized: true,
       displayIndex: 3,
     }),
     '4': stEntry({
