@@ -16,6 +16,7 @@ import type {
   StoryCard,
   TimedLoreFiring,
 } from '../context.types';
+import type { CardMatch } from '../story-cards.match';
 import { buildAutomaton, latestHits, type Automaton } from './lore.automaton';
 import { REGEX_INPUT_CHARS, isRegexShaped, regexKey, splitKeys } from './lore.keys';
 import {
@@ -486,6 +487,41 @@ function evaluate(entry: CompiledCard, s: Scan, wholeText: boolean): Outcome {
     }
   }
   return { fired: true, keyword };
+}
+
+/**
+ * The cards `text` mentions by the lore's own key rules (each card's key syntax, case and
+ * whole-word matching, regex keys, secondary-key conditions; disabled and inert cards never),
+ * over the whole text: no scan windows, chance, groups, timers or budget, which belong to a
+ * turn's prompt. In card order, each naming the key that matched (lower-cased unless the card is
+ * case-sensitive). Keys in `ignore` (lower-cased, trimmed) never count. The memory bank's cast
+ * brief runs it, so a summary is told who is in a stretch by the rule the prompt uses.
+ */
+export function mentionedCards(
+  cards: readonly StoryCard[],
+  text: string,
+  ignore: ReadonlySet<string> = new Set(),
+): CardMatch[] {
+  if (cards.length === 0) return [];
+  const lore = compileLore(cards);
+  const s = scan(lore, [text]);
+  const whole: [number, number] = [0, 0];
+  const matched: CardMatch[] = [];
+  for (const index of candidates(lore, s)) {
+    const entry = lore.cards[index];
+    const key = entry.primary.find(
+      (k) => !ignore.has(k.text.trim().toLowerCase()) && present(k, s, whole) === true,
+    );
+    if (!key || !entry.conditions.every((c) => holds(c, s, whole))) continue;
+    matched.push({
+      id: entry.card.id,
+      name: entry.card.name,
+      keyword:
+        key.kind === 'literal' && !entry.card.caseSensitive ? key.text.toLowerCase() : key.text,
+      entry: entry.card.entry,
+    });
+  }
+  return matched;
 }
 
 interface Fired {
