@@ -1,5 +1,12 @@
 import { LIMITS } from '@chronicle/adventure';
-import { base64Json, characterCardV2, pngWithText, sillyTavernWorld } from '@chronicle/lore';
+import {
+  base64Json,
+  characterCardV2,
+  novelAiLorebook,
+  pngWithText,
+  risuLorebook,
+  sillyTavernWorld,
+} from '@chronicle/lore';
 import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
 
 // The story-card lore routes over HTTP, on the real API, Postgres and Redis.
@@ -151,9 +158,16 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
     const id = await anAdventure();
     const cases: [Buffer, RegExp][] = [
       [Buffer.from('{"entries": '), /not valid JSON/],
-      [pngWithText({ Comment: 'x' }), /no "chara" or "ccv3" text chunk/],
+      [pngWithText({ Comment: 'x' }), /no "chara", "ccv3" or "naidata" text chunk/],
       [Buffer.from('{"hello": 1}'), /name one with \?format=/],
+      [Buffer.from('{"storyContainerVersion": 1, "content": {}}'), /holds no lorebook/],
     ];
+    const agnai = await send(
+      `/v1/adventures/${id}/story-cards/import?format=agnai`,
+      Buffer.from('{"kind": "memory", "entries": {}}'),
+    );
+    expect(agnai.status).toBe(400);
+    expect(((await agnai.json()) as { message: string }).message).toMatch(/Agnai memory book/);
     for (const [body, message] of cases) {
       const response = await send(`/v1/adventures/${id}/story-cards/import`, body);
       expect(response.status).toBe(400);
@@ -167,6 +181,32 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
     expect(bad.status).toBe(400);
     const read = await api.request('GET', `/v1/adventures/${id}`);
     expect(read.body.version).toBe(1);
+  });
+
+  it('imports a Risu lorebook and a NovelAI lorebook image, and exports their cards to SillyTavern', async () => {
+    const id = await anAdventure();
+    const risu = await api.request(
+      'POST',
+      `/v1/adventures/${id}/story-cards/import`,
+      JSON.stringify(risuLorebook()),
+    );
+    expect(risu.status).toBe(200);
+    expect(risu.body).toMatchObject({ format: 'risu', imported: 3, skipped: 1 });
+    const image = await send(
+      `/v1/adventures/${id}/story-cards/import`,
+      pngWithText({ naidata: base64Json(novelAiLorebook()) }),
+    );
+    expect(image.status).toBe(200);
+    expect(await image.json()).toMatchObject({ format: 'novelai', imported: 3 });
+    const exported = await api.request(
+      'GET',
+      `/v1/adventures/${id}/story-cards/export?format=sillytavern`,
+    );
+    expect(exported.status).toBe(200);
+    const comments = Object.values(
+      exported.body.entries as Record<string, { comment: string }>,
+    ).map((entry) => entry.comment);
+    expect(comments).toEqual(expect.arrayContaining(['Bell', 'Wreck', 'Rules']));
   });
 
   it('refuses a file over the size limit with 413', async () => {

@@ -58,7 +58,16 @@ export interface Persona {
 }
 
 /** The lore formats Chronicle reads and writes (libs/lore). */
-export type LoreFormat = 'aid' | 'sillytavern' | 'ccv2' | 'ccv3' | 'novelai' | 'kobold';
+export type LoreFormat =
+  | 'aid'
+  | 'sillytavern'
+  | 'ccv2'
+  | 'ccv3'
+  | 'novelai'
+  | 'kobold'
+  /** Read only: Agnai memory books and Risu lorebooks (their cards export to the others). */
+  | 'agnai'
+  | 'risu';
 
 /**
  * Where an imported card came from: the source entry verbatim (`raw`), so an export to the same

@@ -308,6 +308,8 @@ export const LORE_FORMATS = [
   'ccv3',
   'novelai',
   'kobold',
+  'agnai',
+  'risu',
 ] as const satisfies readonly LoreFormat[];
 
 function checkNumber(

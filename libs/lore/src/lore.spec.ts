@@ -14,9 +14,12 @@ import {
   koboldWorldInfo,
   largeWorld,
   lorebookV3,
+  agnaiMemoryBook,
   novelAiLorebook,
   novelAiLorebookV1,
+  novelAiStory,
   pngWithText,
+  risuLorebook,
   sillyTavernWorld,
   zipOf,
 } from './testing';
@@ -270,6 +273,66 @@ describe('containers', () => {
     expect(readLoreFile(charx)).toMatchObject({ format: 'ccv3', name: 'Mira of the Light' });
   });
 
+  it('Agnai memory books: keywords, entry, enabled, priority; a weight ordering otherwise kept verbatim', () => {
+    expect(sniffFormat(agnaiMemoryBook())).toBe('agnai');
+    const book = readLoreFile(jsonBytes(agnaiMemoryBook()));
+    expect(book).toMatchObject({ format: 'agnai', name: 'Harbour memory' });
+    const [mira, tide, rumour, note] = book.cards;
+    expect(mira).toMatchObject({
+      name: 'Mira',
+      keys: 'Mira\nkeeper',
+      keySyntax: 'lines',
+      entry: 'Mira keeps the light.',
+      priority: 10,
+      origin: { format: 'agnai', raw: agnaiMemoryBook().entries[0] },
+    });
+    expect(tide.priority).toBe(5);
+    expect(rumour.enabled).toBe(false);
+    expect(note.activation).toBe('inert');
+    // Tide has the lower priority but the higher weight: the render order is not Chronicle's.
+    expect(book.report.keptOnlyVerbatim.map((n) => n.card)).toContain('Tide');
+    expect(book.raw).toEqual({
+      kind: 'memory',
+      name: 'Harbour memory',
+      description: 'What the town remembers.',
+    });
+  });
+
+  it('Risu lorebooks: comma keys, second keys when selective, always-on, order and chance; folders skipped', () => {
+    expect(sniffFormat(risuLorebook())).toBe('risu');
+    const book = readLoreFile(jsonBytes(risuLorebook()));
+    expect(book.format).toBe('risu');
+    const [bell, wreck, rules] = book.cards;
+    expect(bell).toMatchObject({ name: 'Bell', keys: 'bell\ntower', priority: 120 });
+    expect(bell.conditions).toBeUndefined();
+    expect(wreck).toMatchObject({
+      conditions: [{ mode: 'anyOf', keys: ['storm', 'night'] }],
+      probability: 40,
+      priority: 90,
+    });
+    expect(rules).toMatchObject({ activation: 'always', entry: 'Write in the past tense.' });
+    expect(book.cards).toHaveLength(3);
+    expect(book.report.skipped).toEqual([{ index: 3, reason: 'a folder, not an entry' }]);
+  });
+
+  it("NovelAI stories and lorebook images: the .story's content.lorebook, the PNG's naidata chunk", () => {
+    expect(sniffFormat(novelAiStory())).toBe('novelai');
+    const story = readLoreFile(jsonBytes(novelAiStory()));
+    const bare = readLoreFile(jsonBytes(novelAiLorebook()));
+    expect(story).toMatchObject({
+      format: 'novelai',
+      formatVersion: 'story 6',
+      name: 'The Drowned Bell',
+    });
+    expect(story.cards).toEqual(bare.cards);
+    expect(story.report.notes[0]).toMatch(/only the story's lorebook/);
+    const image = readLoreFile(pngWithText({ naidata: base64Json(novelAiLorebook()) }));
+    expect(image.cards).toEqual(bare.cards);
+    // Some writers put the JSON in the chunk as is.
+    const plain = pngWithText({ naidata: JSON.stringify(novelAiLorebookV1()) });
+    expect(readLoreFile(plain).cards[0].name).toBe('Old entry');
+  });
+
   it('refuses malformed files, naming the problem', () => {
     const png = pngWithText({ chara: base64Json(characterCardV2()) });
     const cases: [Buffer, RegExp][] = [
@@ -277,7 +340,16 @@ describe('containers', () => {
       [Buffer.from('{"entries": '), /the file is not valid JSON/],
       [Buffer.from('{"hello": 1}'), /not a lore format Chronicle reads/],
       [png.subarray(0, png.length - 30), /runs past the end|cut short/],
-      [pngWithText({ Comment: 'hi' }), /no "chara" or "ccv3" text chunk/],
+      [pngWithText({ Comment: 'hi' }), /no "chara", "ccv3" or "naidata" text chunk/],
+      [pngWithText({ naidata: '%%%' }), /naidata chunk is not base64/],
+      [
+        jsonBytes({ storyContainerVersion: 1, content: {} }),
+        /NovelAI story holds no lorebook: content\.lorebook/,
+      ],
+      [
+        jsonBytes({ scenarioVersion: 3, lorebook: { entries: 'x' } }),
+        /NovelAI scenario holds no lorebook/,
+      ],
       [pngWithText({ chara: '%%%' }), /not base64/],
       [zipOf({ 'other.json': '{}' }), /no card.json/],
       [zipOf({ 'card.json': '{' }).subarray(0, 40), /no central directory/],
