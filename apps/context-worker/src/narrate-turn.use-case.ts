@@ -241,6 +241,7 @@ export class NarrateTurnUseCase {
         // One adventure, one prompt cache: its turns share their prefix with each other only.
         cacheKey: adventureId,
         cacheBreakpoint: built.report.cache.breakpoint,
+        storyRoles: built.storyRoles,
       },
       signal,
     )) {

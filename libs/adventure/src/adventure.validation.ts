@@ -183,9 +183,12 @@ export function checkCardField(key: string, value: unknown): unknown {
       };
     }
     case 'placement': {
-      const placement = record(field, value, ['kind', 'depth', 'role']);
+      const placement = record(field, value, ['kind', 'depth', 'role', 'edge']);
       return {
-        kind: oneOf(`${field}.kind`, placement.kind, ['lore', 'depth']),
+        kind: oneOf(`${field}.kind`, placement.kind, ['lore', 'depth', 'authorsNote']),
+        ...(placement.edge !== undefined && {
+          edge: oneOf(`${field}.edge`, placement.edge, ['top', 'bottom']),
+        }),
         ...(placement.depth !== undefined && {
           depth: integer(`${field}.depth`, placement.depth, 0, 10_000),
         }),

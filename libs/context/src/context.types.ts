@@ -79,13 +79,17 @@ export interface CardCondition {
 
 /**
  * Where a fired card's entry goes. `lore` (default): the live "World Lore" block. `depth`: into
- * the history, `depth` actions from its end, as `role` (chat mode; a completion prompt renders
- * it inline). A card with `activation: 'always'` and `lore` placement goes to the static block.
+ * the history, `depth` actions from its end, as a message of `role` in chat mode (see
+ * BuiltContext.storyRoles; a completion prompt has it inline). `authorsNote`: beside the
+ * author's note, wherever the history mode puts it, before it (`edge: 'top'`) or after it
+ * (`bottom`, the default): SillyTavern's "top/bottom of Author's Note". A card with
+ * `activation: 'always'` and `lore` placement goes to the static block.
  */
 export interface CardPlacement {
-  kind: 'lore' | 'depth';
+  kind: 'lore' | 'depth' | 'authorsNote';
   depth?: number;
-  role?: 'system' | 'user' | 'assistant';
+  role?: StoryRole['role'];
+  edge?: 'top' | 'bottom';
 }
 
 /** The part of the trigger window a card reads: its last `actions` actions or `chars` characters. */
@@ -262,8 +266,8 @@ export interface CardRecord {
    */
   reason?: 'always' | 'recursion' | 'sticky';
   step?: number;
-  /** Where it went when it is not the live lore block: `static` or `depth`. */
-  placement?: 'static' | 'depth';
+  /** Where it went when it is not the live lore block. */
+  placement?: 'static' | 'depth' | 'authorsNote';
 }
 
 /** A card that did not fire although a key of it appeared, and why (the report's `cardsNotFired`). */
@@ -333,8 +337,20 @@ export interface CacheReport {
   breakpoint: number | null;
 }
 
+/**
+ * A stretch of `story` that a chat prompt sends as its own message of `role` (a depth-placed
+ * card's entry): characters `start` to `end`. The rest of the story is the user's message(s).
+ */
+export interface StoryRole {
+  start: number;
+  end: number;
+  role: 'system' | 'user' | 'assistant';
+}
+
 export interface BuiltContext {
   system: string;
   story: string;
   report: ContextReport;
+  /** Chat mode, when depth-placed cards are in the story: where their messages are. */
+  storyRoles?: StoryRole[];
 }

@@ -147,6 +147,24 @@ describe('reading lore files', () => {
     ]);
   });
 
+  it("SillyTavern's Author's Note top and bottom positions go beside the author's note, and export back", () => {
+    const world = {
+      entries: {
+        '0': { uid: 0, key: ['a'], content: 'top', position: 2 },
+        '1': { uid: 1, key: ['b'], content: 'bottom', position: 3 },
+      },
+    };
+    const [top, bottom] = readLoreFile(jsonBytes(world)).cards;
+    expect(top.placement).toEqual({ kind: 'authorsNote', edge: 'top' });
+    expect(bottom.placement).toEqual({ kind: 'authorsNote', edge: 'bottom' });
+    const written = exportLore(
+      'sillytavern',
+      [top, bottom].map(({ origin: _, ...card }) => card),
+      [],
+    ).file as { entries: Record<string, { position: number }> };
+    expect(Object.values(written.entries).map((e) => e.position)).toEqual([2, 3]);
+  });
+
   it('SillyTavern entries as a list (as Lite accepts) read the same', () => {
     const world = sillyTavernWorld();
     const asList = { ...world, entries: Object.values(world.entries) };

@@ -229,15 +229,17 @@ class StoryCardFieldsDto {
   conditions?: { mode: 'anyOf' | 'allOf' | 'noneOf' | 'notAllOf'; keys: string[] }[] | null;
 
   @ApiPropertyOptional({
-    description: '{kind: lore|depth, depth?, role?: system|user|assistant}',
+    description:
+      '{kind: lore|depth|authorsNote, depth?, role?: system|user|assistant, edge?: top|bottom}: depth goes into the history as a message of its role (chat); authorsNote beside the author\'s note.',
     example: { kind: 'depth', depth: 2, role: 'system' },
   })
   @IsOptional()
   @IsObject()
   placement?: {
-    kind: 'lore' | 'depth';
+    kind: 'lore' | 'depth' | 'authorsNote';
     depth?: number;
     role?: 'system' | 'user' | 'assistant';
+    edge?: 'top' | 'bottom';
   } | null;
 
   @ApiPropertyOptional({

@@ -371,6 +371,76 @@ describe('lore activation', () => {
     ]);
   });
 
+  it('depth roles: a chat prompt marks where each depth entry is, as a message of its role; completion has none', () => {
+    const aside = card({
+      name: 'Aside',
+      activation: 'always',
+      entry: 'Mira watches you.',
+      placement: { kind: 'depth', depth: 2, role: 'assistant' },
+    });
+    const rule = card({
+      name: 'Rule',
+      activation: 'always',
+      entry: '(Stay in the past tense.)',
+      placement: { kind: 'depth', depth: 0, role: 'system' },
+    });
+    const window = ['One.', 'Two.', 'Three.', 'Four.'].map((t, i) => anAction(`a${i}`, t));
+    const built = buildContext({ ...aContextHead({ storyCards: [aside, rule] }), window });
+    expect(built.storyRoles?.map((r) => [r.role, built.story.slice(r.start, r.end)])).toEqual([
+      ['assistant', 'Mira watches you.'],
+      ['system', '(Stay in the past tense.)'],
+    ]);
+    expect(
+      built.story.startsWith('One.\n\nTwo.\n\nMira watches you.\n\nThree.\n\nFour.\n\n(Stay'),
+    ).toBe(true);
+    const completion = buildContext({
+      ...aContextHead({ storyCards: [aside, rule], settings: { apiMode: 'completion' } }),
+      window,
+    });
+    expect(completion.storyRoles).toBeUndefined();
+    expect(completion.story).toBe(built.story);
+    // No depth card: no roles, the prompt as before.
+    expect(buildContext({ ...aContextHead(), window }).storyRoles).toBeUndefined();
+  });
+
+  it("author's-note placement: at the note's top and bottom, wherever each history mode puts the note", () => {
+    const top = card({
+      name: 'Top',
+      activation: 'always',
+      entry: 'Tone: grim.',
+      placement: { kind: 'authorsNote', edge: 'top' },
+    });
+    const bottom = card({
+      name: 'Bottom',
+      activation: 'always',
+      entry: 'Pace: slow.',
+      placement: { kind: 'authorsNote', edge: 'bottom' },
+    });
+    const window = ['One.', 'Two.', 'Three.', 'Four.', 'Five.'].map((t, i) => anAction(`a${i}`, t));
+    const note = "[Author's note: Be terse.]";
+    const sliding = buildContext({
+      ...aContextHead({ storyCards: [bottom, top], authorsNote: 'Be terse.' }),
+      window,
+    });
+    expect(sliding.story).toContain(
+      `Two.\n\nTone: grim.\n\n${note}\n\nPace: slow.\n\nThree.\n\nFour.\n\nFive.`,
+    );
+    expect(sliding.report.cards.map((c) => c.placement)).toEqual(['authorsNote', 'authorsNote']);
+    const stable = buildContext({
+      ...aContextHead({
+        storyCards: [bottom, top],
+        authorsNote: 'Be terse.',
+        settings: { historyMode: 'stable' },
+      }),
+      window,
+    });
+    expect(stable.story).toContain(`Five.\n\nTone: grim.\n\n${note}\n\nPace: slow.`);
+    // No note: the cards still go where it would be.
+    const bare = buildContext({ ...aContextHead({ storyCards: [top] }), window });
+    expect(bare.story).toContain('Two.\n\nTone: grim.\n\nThree.');
+    expect(bare.report.sections.map((s) => s.label)).toContain('lore_authors_note_top');
+  });
+
   it('an edited card (new objects, the same keys) renders as edited, though its book is not recompiled', () => {
     const before = [card({ id: 'same', name: 'Lamp', keys: 'lamp', entry: 'The lamp is lit.' })];
     expect(fire(before, 'the lamp').lines[0].text).toBe('World Lore: The lamp is lit.');

@@ -87,11 +87,20 @@ export interface DepthLore {
   tokens: number;
 }
 
+/** An entry placed beside the author's note. */
+export interface AuthorsNoteLore {
+  edge: 'top' | 'bottom';
+  text: string;
+  tokens: number;
+}
+
 export interface ActivatedLore {
   /** The live "World Lore" lines, in render order. */
   lines: { text: string; tokens: number }[];
   /** Entries placed inside the history. */
   depth: DepthLore[];
+  /** Entries placed beside the author's note, in render order. */
+  authorsNote: AuthorsNoteLore[];
   /** Tokens of both, as budgeted. */
   tokens: number;
   records: CardRecord[];
@@ -544,6 +553,7 @@ export function activateLore(
   const empty: ActivatedLore = {
     lines: [],
     depth: [],
+    authorsNote: [],
     tokens: 0,
     records: [],
     misses: [],
@@ -640,7 +650,7 @@ export function activateLore(
   const included = new Set<Fired>();
   let tokens = 0;
   for (const f of ranked) {
-    const isDepth = f.entry.card.placement?.kind === 'depth';
+    const isDepth = (f.entry.card.placement?.kind ?? 'lore') !== 'lore';
     const text = isDepth
       ? renderMacros(f.entry.card.entry, macroContext(f.entry.card, turn)).trim()
       : loreLine(f.entry.card, turn);
@@ -655,9 +665,12 @@ export function activateLore(
   placed.sort((a, b) => inRenderOrder(a.fired.entry, b.fired.entry));
   const lines: ActivatedLore['lines'] = [];
   const depth: DepthLore[] = [];
+  const authorsNote: AuthorsNoteLore[] = [];
   for (const k of placed) {
     const placement = k.fired.entry.card.placement;
-    if (placement?.kind === 'depth') {
+    if (placement?.kind === 'authorsNote') {
+      authorsNote.push({ edge: placement.edge ?? 'bottom', text: k.text, tokens: k.tokens });
+    } else if (placement?.kind === 'depth') {
       depth.push({
         depth: Math.max(0, placement.depth ?? 4),
         role: placement.role ?? 'system',
@@ -682,13 +695,14 @@ export function activateLore(
       };
       if (f.reason) record.reason = f.reason;
       if (f.step !== undefined) record.step = f.step;
-      if (f.entry.card.placement?.kind === 'depth') record.placement = 'depth';
+      const kind = f.entry.card.placement?.kind;
+      if (kind === 'depth' || kind === 'authorsNote') record.placement = kind;
       return record;
     });
   const timedStarts = placed
     .filter((k) => k.fired.reason !== 'sticky' && hasTimer(k.fired.entry.card))
     .map((k) => k.fired.entry.card.id);
-  return { lines, depth, tokens, records, misses, timedStarts };
+  return { lines, depth, authorsNote, tokens, records, misses, timedStarts };
 }
 
 /**

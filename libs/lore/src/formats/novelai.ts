@@ -160,6 +160,7 @@ export const novelAiCodec: Codec<NaiContext> = {
     if (changed('recursion')) out.nonStoryActivatable = card.recursion?.triggeredByOthers === true;
     if (card.conditions?.length) warn('secondary-key conditions (NovelAI has no AND/NOT keys)');
     if (card.placement?.kind === 'depth') warn('depth placement');
+    if (card.placement?.kind === 'authorsNote') warn("author's-note placement");
     if (card.probability !== undefined) warn('probability');
     if (card.timing) warn('timed effects');
     if (card.group) warn('inclusion groups');

@@ -17,8 +17,6 @@ export const ST_SCAN_MESSAGES = 2;
 /** selectiveLogic 0..3, in SillyTavern's numbering. */
 export const SELECTIVE_LOGIC: readonly ConditionMode[] = ['anyOf', 'notAllOf', 'noneOf', 'allOf'];
 const ROLES = ['system', 'user', 'assistant'] as const;
-/** Where SillyTavern's author's note sits in Chronicle's history (AUTHORS_NOTE_DEPTH). */
-const AUTHORS_NOTE_AT = 3;
 
 export interface StContext {
   /** SillyTavern keeps recursion in user settings; on when any entry uses a recursion flag. */
@@ -77,8 +75,8 @@ export function readStFields(
   if (f.position === 4) {
     placement = { kind: 'depth', depth: f.depth, role: ROLES[f.role] ?? 'system' };
   } else if (f.position === 2 || f.position === 3) {
-    // Author's note top / bottom: beside Chronicle's author's note in the history.
-    placement = { kind: 'depth', depth: AUTHORS_NOTE_AT, role: 'system' };
+    // Top / bottom of the Author's Note: beside Chronicle's author's note, wherever it goes.
+    placement = { kind: 'authorsNote', edge: f.position === 2 ? 'top' : 'bottom' };
   } else if (f.position >= 5) {
     verbatim.push(`position ${f.position}`);
   }
@@ -175,6 +173,7 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     warn('a second secondary-key condition (one selectiveLogic per entry)');
   const first = conditions[0];
   const placement = card.placement?.kind === 'depth' ? card.placement : undefined;
+  const note = card.placement?.kind === 'authorsNote' ? card.placement : undefined;
   return {
     key: keyList(card),
     keysecondary: first?.keys ?? [],
@@ -185,7 +184,7 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     constant: card.activation === 'always',
     disable: card.enabled === false || card.activation === 'inert',
     order: card.priority ?? 100,
-    position: placement ? 4 : 0,
+    position: placement ? 4 : note ? (note.edge === 'top' ? 2 : 3) : 0,
     depth: placement?.depth ?? 4,
     role: placement ? Math.max(0, ROLES.indexOf(placement.role ?? 'system')) : 0,
     scanDepth: card.scan?.actions ?? null,
