@@ -103,6 +103,7 @@ export const CARD_FIELDS = [
   'probability',
   'group',
   'timing',
+  'budget',
 ] as const;
 
 /** Optional card fields: null in an edit puts the default back. */
@@ -238,6 +239,31 @@ export function checkCardField(key: string, value: unknown): unknown {
         }
       }
       return checked;
+    }
+    case 'budget': {
+      const budget = record(field, value, ['maxTokens', 'reservedTokens', 'trim', 'trimUnit']);
+      const tokens = (key: 'maxTokens' | 'reservedTokens'): number => {
+        const amount = budget[key];
+        if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0) {
+          invalid(
+            `${field}.${key} must be a number of tokens, or a share of the context in (0, 1]`,
+          );
+        }
+        if (amount > 1 && !Number.isInteger(amount)) {
+          invalid(`${field}.${key} must be a whole number of tokens when over 1`);
+        }
+        return Math.min(amount, 1_000_000);
+      };
+      return {
+        ...(budget.maxTokens !== undefined && { maxTokens: tokens('maxTokens') }),
+        ...(budget.reservedTokens !== undefined && { reservedTokens: tokens('reservedTokens') }),
+        ...(budget.trim !== undefined && {
+          trim: oneOf(`${field}.trim`, budget.trim, ['none', 'end', 'start']),
+        }),
+        ...(budget.trimUnit !== undefined && {
+          trimUnit: oneOf(`${field}.trimUnit`, budget.trimUnit, ['newline', 'sentence', 'token']),
+        }),
+      };
     }
     case 'conditions': {
       if (!Array.isArray(value)) invalid(`${field} must be a list of {mode, keys}`);

@@ -148,6 +148,24 @@ export interface StoryCard {
   group?: CardGroup;
   /** Timed effects (see CardTiming). */
   timing?: CardTiming;
+  /** Its own share of the lore budget and how it may be cut to fit (see CardBudget). */
+  budget?: CardBudget;
+}
+
+/**
+ * NovelAI's per-entry budget, inside the lore budget. A value over 1 is tokens; one in (0, 1] a
+ * share of the context budget (NovelAI's fractions). `maxTokens`: the most this entry may take.
+ * `reservedTokens` > 0: budgeted before the cards without a reservation (highest priority first
+ * among the reserved), so it displaces them. `trim`: what an entry that does not fit loses,
+ * `end` (NovelAI's trimBottom) or `start` (trimTop), cut back to a whole `trimUnit` (the finest
+ * unit a cut may end on; default `sentence`); `none` (the default, NovelAI's doNotTrim): it is
+ * left out whole, as every card without a budget is.
+ */
+export interface CardBudget {
+  maxTokens?: number;
+  reservedTokens?: number;
+  trim?: 'none' | 'end' | 'start';
+  trimUnit?: 'newline' | 'sentence' | 'token';
 }
 
 /**

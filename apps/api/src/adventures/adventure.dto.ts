@@ -230,7 +230,7 @@ class StoryCardFieldsDto {
 
   @ApiPropertyOptional({
     description:
-      '{kind: lore|depth|authorsNote, depth?, role?: system|user|assistant, edge?: top|bottom}: depth goes into the history as a message of its role (chat); authorsNote beside the author\'s note.',
+      "{kind: lore|depth|authorsNote, depth?, role?: system|user|assistant, edge?: top|bottom}: depth goes into the history as a message of its role (chat); authorsNote beside the author's note.",
     example: { kind: 'depth', depth: 2, role: 'system' },
   })
   @IsOptional()
@@ -272,6 +272,20 @@ class StoryCardFieldsDto {
   @IsOptional()
   @IsObject()
   timing?: { delay?: number; sticky?: number; cooldown?: number } | null;
+
+  @ApiPropertyOptional({
+    description:
+      "{maxTokens?, reservedTokens?, trim?: none|end|start, trimUnit?: newline|sentence|token}: the card's own share of the lore budget (over 1: tokens; (0, 1]: a share of the context) and how it is cut to fit (NovelAI's).",
+    example: { maxTokens: 200, trim: 'end', trimUnit: 'sentence' },
+  })
+  @IsOptional()
+  @IsObject()
+  budget?: {
+    maxTokens?: number;
+    reservedTokens?: number;
+    trim?: 'none' | 'end' | 'start';
+    trimUnit?: 'newline' | 'sentence' | 'token';
+  } | null;
 
   @ApiPropertyOptional({ description: 'What {{char}} renders as in this card.' })
   @IsOptional()

@@ -256,7 +256,13 @@ function rebound(compiled: CompiledLore, cards: readonly StoryCard[]): CompiledL
   return {
     ...compiled,
     source: cards,
-    cards: compiled.cards.map((entry) => ({ ...entry, card: cards[entry.index] })),
+    // One literal per card (a spread of each entry costs several times as much at 25,000).
+    cards: compiled.cards.map((entry) => ({
+      card: cards[entry.index],
+      index: entry.index,
+      primary: entry.primary,
+      conditions: entry.conditions,
+    })),
   };
 }
 
