@@ -191,6 +191,8 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
     seed: head.loreSeed ?? '',
     countTokens: (text) => tok.countCached(text),
     budget: Math.floor(head.settings.contextTokenBudget * CARD_BUDGET_SHARE),
+    contextTokens: head.settings.contextTokenBudget,
+    cut: tok,
   });
   addSystem('static_lore', staticCards.text);
 
@@ -376,6 +378,8 @@ export function buildContext(input: ContextInput): BuiltContext {
       countTokens: (text) => tok.countCached(text),
       storyActions: input.totalActions,
       timed: input.timedLore,
+      contextTokens: input.settings.contextTokenBudget,
+      cut: tok,
     },
   );
   const cards: CardRecord[] = [...prepared.staticCards, ...activated.records];

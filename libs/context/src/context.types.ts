@@ -286,6 +286,8 @@ export interface CardRecord {
   step?: number;
   /** Where it went when it is not the live lore block. */
   placement?: 'static' | 'depth' | 'authorsNote';
+  /** Its entry was cut to fit its budget (CardBudget.trim). */
+  trimmed?: boolean;
 }
 
 /** A card that did not fire although a key of it appeared, and why (the report's `cardsNotFired`). */

@@ -237,7 +237,9 @@ describe('reading lore files', () => {
     const book = readLoreFile(jsonBytes(novelAiLorebookV1()));
     expect(book.formatVersion).toBe('1');
     expect(book.cards[0]).toMatchObject({ name: 'Old entry', keys: 'old' });
-    expect(book.report.keptOnlyVerbatim[0].features).toEqual(['tokenBudget']);
+    // Its 2,048-token budget and bottom trimming are the card's own budget now, not verbatim.
+    expect(book.cards[0].budget).toEqual({ maxTokens: 2048, trim: 'end', trimUnit: 'sentence' });
+    expect(book.report.keptOnlyVerbatim).toEqual([]);
   });
 
   it('KoboldAI Lite: secondary keys anyOf plus anti-keys noneOf, constant, disabled; a save gives its search depth', () => {

@@ -441,6 +441,71 @@ describe('lore activation', () => {
     expect(bare.report.sections.map((s) => s.label)).toContain('lore_authors_note_top');
   });
 
+  describe('NovelAI budgets (a token is a character here)', () => {
+    const cut = {
+      firstTokens: (t: string, n: number) => t.slice(0, Math.max(0, n)),
+      lastTokens: (t: string, n: number) => (n <= 0 ? '' : t.slice(-n)),
+    };
+    const text = 'First sentence here. Second one here.\nThird line ends.';
+    const line = (entry: string) => `World Lore: ${entry}`;
+    const fit = (overrides: Partial<StoryCard>, budget = 10_000, contextTokens = 10_000) =>
+      activateLore(
+        [card({ keys: 'x', entry: text, ...overrides })],
+        { parts: ['x'] },
+        { ...turn, budget, cut, contextTokens },
+      );
+
+    it('maxTokens caps an entry: cut from the end back to a sentence, a line or a token, or left out', () => {
+      const room = line('').length + 30;
+      const end = fit({ budget: { maxTokens: room, trim: 'end' } });
+      expect(end.lines.map((l) => l.text)).toEqual([line('First sentence here.')]);
+      expect(end.records[0]).toMatchObject({ included: true, trimmed: true });
+      const byLine = fit({
+        budget: { maxTokens: line('').length + 45, trim: 'end', trimUnit: 'newline' },
+      });
+      expect(byLine.lines.map((l) => l.text)).toEqual([
+        line('First sentence here. Second one here.'),
+      ]);
+      const byToken = fit({ budget: { maxTokens: room, trim: 'end', trimUnit: 'token' } });
+      expect(byToken.lines[0].text).toBe(line(text.slice(0, 30).trim()));
+      const whole = fit({ budget: { maxTokens: room, trim: 'none' } });
+      expect(whole.lines).toEqual([]);
+      expect(whole.records[0].included).toBe(false);
+    });
+
+    it('trim start keeps the end; a share in (0, 1] is of the context budget', () => {
+      const start = fit({ budget: { maxTokens: line('').length + 20, trim: 'start' } });
+      expect(start.lines.map((l) => l.text)).toEqual([line('Third line ends.')]);
+      // 10% of a 400-token context: 40 tokens.
+      const share = fit({ budget: { maxTokens: 0.1, trim: 'end' } }, 10_000, 400);
+      expect(share.lines[0].tokens).toBeLessThanOrEqual(40);
+      expect(share.lines[0].text).toBe(line('First sentence here.'));
+    });
+
+    it('an entry that does not fit the lore budget left is cut when it may be, instead of dropped', () => {
+      const cuttable = fit({ budget: { trim: 'end' } }, line('').length + 25);
+      expect(cuttable.lines.map((l) => l.text)).toEqual([line('First sentence here.')]);
+      // The seed's cards (no budget) stay all or nothing.
+      expect(fit({}, line('').length + 25).lines).toEqual([]);
+    });
+
+    it('reserved entries are budgeted first, displacing higher priorities', () => {
+      const big = card({ name: 'Big', keys: 'x', entry: 'b'.repeat(50), priority: 900 });
+      const held = card({
+        name: 'Held',
+        keys: 'x',
+        entry: 'h'.repeat(50),
+        priority: 1,
+        budget: { reservedTokens: 60 },
+      });
+      const result = activateLore([big, held], { parts: ['x'] }, { ...turn, budget: 70, cut });
+      expect(result.records.map((r) => [r.name, r.included])).toEqual([
+        ['Big', false],
+        ['Held', true],
+      ]);
+    });
+  });
+
   it('an edited card (new objects, the same keys) renders as edited, though its book is not recompiled', () => {
     const before = [card({ id: 'same', name: 'Lamp', keys: 'lamp', entry: 'The lamp is lit.' })];
     expect(fire(before, 'the lamp').lines[0].text).toBe('World Lore: The lamp is lit.');

@@ -18,6 +18,7 @@ import type {
 } from '../context.types';
 import type { CardMatch } from '../story-cards.match';
 import { buildAutomaton, latestHits, type Automaton } from './lore.automaton';
+import { budgetTokens, trimToFit, type TokenCut } from './lore.trim';
 import { REGEX_INPUT_CHARS, isRegexShaped, regexKey, splitKeys } from './lore.keys';
 import {
   dependsOnTurn,
@@ -77,6 +78,10 @@ export interface LoreTurn {
   storyActions?: number;
   /** Earlier turns' firings of cards with sticky or cooldown (ContextHead.timedLore). */
   timed?: readonly TimedLoreFiring[];
+  /** The context budget, which a card budget's shares are of (default: `budget`). */
+  contextTokens?: number;
+  /** Cuts an entry to fit its card budget (CardBudget.trim); absent, no entry is cut. */
+  cut?: Omit<TokenCut, 'countTokens'>;
   countTokens(text: string): number;
 }
 
@@ -141,6 +146,45 @@ export function loreLine(card: StoryCard, turn: Pick<LoreTurn, 'user' | 'seed'>)
   return `${LORE_PREFIX}${renderMacros(card.entry, macroContext(card, turn)).trim()}`;
 }
 
+/**
+ * What a card sends within `room` tokens (the lore budget left): its line (or, placed in the
+ * history or beside the note, its bare entry) whole, or cut as its CardBudget allows, or null
+ * when it does not fit. A card's own `maxTokens` narrows the room.
+ */
+function fitEntry(
+  card: StoryCard,
+  bare: boolean,
+  room: number,
+  turn: Pick<LoreTurn, 'user' | 'seed' | 'countTokens' | 'contextTokens' | 'cut' | 'budget'>,
+): { text: string; tokens: number; trimmed: boolean } | null {
+  const body = renderMacros(card.entry, macroContext(card, turn)).trim();
+  const wrap = (text: string) => (bare ? text : `${LORE_PREFIX}${text}`);
+  const text = wrap(body);
+  const tokens = turn.countTokens(text);
+  const limit = Math.min(
+    room,
+    budgetTokens(card.budget?.maxTokens, turn.contextTokens ?? turn.budget),
+  );
+  if (tokens <= limit) return { text, tokens, trimmed: false };
+  if (!turn.cut || !card.budget) return null;
+  const overhead = bare ? 0 : turn.countTokens(LORE_PREFIX);
+  const tokenCut = turn.cut;
+  const cut = trimToFit(body, limit - overhead, card.budget, {
+    countTokens: turn.countTokens,
+    firstTokens: (t, n) => tokenCut.firstTokens(t, n),
+    lastTokens: (t, n) => tokenCut.lastTokens(t, n),
+  });
+  if (cut === '') return null;
+  const trimmed = wrap(cut);
+  const cost = turn.countTokens(trimmed);
+  return cost <= limit ? { text: trimmed, tokens: cost, trimmed: true } : null;
+}
+
+/** Reserved cards (CardBudget.reservedTokens) are budgeted before the others. */
+function isReserved(card: StoryCard): boolean {
+  return (card.budget?.reservedTokens ?? 0) > 0;
+}
+
 /** The budget's order: highest priority first, equal priorities in card order. */
 function byPriorityThenOrder(a: CompiledCard, b: CompiledCard): number {
   return (
@@ -163,31 +207,33 @@ function inRenderOrder(a: CompiledCard, b: CompiledCard): number {
  */
 export function staticLore(
   cards: readonly StoryCard[],
-  turn: Pick<LoreTurn, 'user' | 'seed' | 'countTokens' | 'budget'>,
+  turn: Pick<LoreTurn, 'user' | 'seed' | 'countTokens' | 'budget' | 'contextTokens' | 'cut'>,
 ): { text: string; records: CardRecord[] } {
   const chosen = cards
     .map((card, index) => ({ card, index, primary: [], conditions: [] }) as CompiledCard)
     .filter(({ card }) => isStaticCard(card))
-    .sort(byPriorityThenOrder);
+    .sort(
+      (a, b) =>
+        Number(isReserved(b.card)) - Number(isReserved(a.card)) || byPriorityThenOrder(a, b),
+    );
   if (chosen.length === 0) return { text: '', records: [] };
   const kept: { entry: CompiledCard; line: string }[] = [];
   const records: CardRecord[] = [];
   let spent = 0;
   for (const entry of chosen) {
-    const line = loreLine(entry.card, turn);
-    const tokens = turn.countTokens(line);
-    const included = spent + tokens <= turn.budget;
-    if (included) {
-      kept.push({ entry, line });
-      spent += tokens;
+    const fit = fitEntry(entry.card, false, turn.budget - spent, turn);
+    if (fit) {
+      kept.push({ entry, line: fit.text });
+      spent += fit.tokens;
     }
     records.push({
       id: entry.card.id,
       name: entry.card.name,
       keyword: '',
-      included,
+      included: fit !== null,
       reason: 'always',
       placement: 'static',
+      ...(fit?.trimmed && { trimmed: true }),
     });
   }
   kept.sort((a, b) => inRenderOrder(a.entry, b.entry));
@@ -651,20 +697,26 @@ export function activateLore(
   const kept = drawChances(timely, turn.seed, misses);
 
   // Budget: highest priority first; equal priorities in card order (the seed's order).
-  const ranked = kept.slice().sort((a, b) => byPriorityThenOrder(a.entry, b.entry));
+  // Reserved cards first (NovelAI's reservations displace the others), then the rest.
+  const ranked = kept
+    .slice()
+    .sort(
+      (a, b) =>
+        Number(isReserved(b.entry.card)) - Number(isReserved(a.entry.card)) ||
+        byPriorityThenOrder(a.entry, b.entry),
+    );
   const placed: { fired: Fired; text: string; tokens: number }[] = [];
   const included = new Set<Fired>();
+  const trimmed = new Set<Fired>();
   let tokens = 0;
   for (const f of ranked) {
-    const isDepth = (f.entry.card.placement?.kind ?? 'lore') !== 'lore';
-    const text = isDepth
-      ? renderMacros(f.entry.card.entry, macroContext(f.entry.card, turn)).trim()
-      : loreLine(f.entry.card, turn);
-    const cost = turn.countTokens(text);
-    if (tokens + cost <= turn.budget) {
-      placed.push({ fired: f, text, tokens: cost });
+    const bare = (f.entry.card.placement?.kind ?? 'lore') !== 'lore';
+    const fit = fitEntry(f.entry.card, bare, turn.budget - tokens, turn);
+    if (fit) {
+      placed.push({ fired: f, text: fit.text, tokens: fit.tokens });
       included.add(f);
-      tokens += cost;
+      if (fit.trimmed) trimmed.add(f);
+      tokens += fit.tokens;
     }
   }
   // Render lowest priority first, so the highest sits closest to the story's end.
@@ -701,6 +753,7 @@ export function activateLore(
       };
       if (f.reason) record.reason = f.reason;
       if (f.step !== undefined) record.step = f.step;
+      if (trimmed.has(f)) record.trimmed = true;
       const kind = f.entry.card.placement?.kind;
       if (kind === 'depth' || kind === 'authorsNote') record.placement = kind;
       return record;
