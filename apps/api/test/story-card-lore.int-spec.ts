@@ -2,7 +2,9 @@ import { LIMITS } from '@chronicle/adventure';
 import {
   base64Json,
   characterCardV2,
+  novelAiLorebook,
   pngWithText,
+  risuLorebook,
   sillyTavernWorld,
 } from '@chronicle/lore/testing';
 import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
@@ -44,7 +46,7 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
       skipped: 0,
       version: 2,
       report: {
-        keptOnlyVerbatim: [{ card: 'Captain', features: ['sticky'] }],
+        keptOnlyVerbatim: [{ card: 'Captain', features: ['vectorized'] }],
         badRegexes: [{ card: 'Bad regex', key: '/(a+)+$/' }],
         unknownMacros: [{ card: 'Bad regex', macros: ['{{time}}'] }],
       },
@@ -156,9 +158,16 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
     const id = await anAdventure();
     const cases: [Buffer, RegExp][] = [
       [Buffer.from('{"entries": '), /not valid JSON/],
-      [pngWithText({ Comment: 'x' }), /no "chara" or "ccv3" text chunk/],
+      [pngWithText({ Comment: 'x' }), /no "chara", "ccv3" or "naidata" text chunk/],
       [Buffer.from('{"hello": 1}'), /name one with \?format=/],
+      [Buffer.from('{"storyContainerVersion": 1, "content": {}}'), /holds no lorebook/],
     ];
+    const agnai = await send(
+      `/v1/adventures/${id}/story-cards/import?format=agnai`,
+      Buffer.from('{"kind": "memory", "entries": {}}'),
+    );
+    expect(agnai.status).toBe(400);
+    expect(((await agnai.json()) as { message: string }).message).toMatch(/Agnai memory book/);
     for (const [body, message] of cases) {
       const response = await send(`/v1/adventures/${id}/story-cards/import`, body);
       expect(response.status).toBe(400);
@@ -172,6 +181,32 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
     expect(bad.status).toBe(400);
     const read = await api.request('GET', `/v1/adventures/${id}`);
     expect(read.body.version).toBe(1);
+  });
+
+  it('imports a Risu lorebook and a NovelAI lorebook image, and exports their cards to SillyTavern', async () => {
+    const id = await anAdventure();
+    const risu = await api.request(
+      'POST',
+      `/v1/adventures/${id}/story-cards/import`,
+      JSON.stringify(risuLorebook()),
+    );
+    expect(risu.status).toBe(200);
+    expect(risu.body).toMatchObject({ format: 'risu', imported: 3, skipped: 1 });
+    const image = await send(
+      `/v1/adventures/${id}/story-cards/import`,
+      pngWithText({ naidata: base64Json(novelAiLorebook()) }),
+    );
+    expect(image.status).toBe(200);
+    expect(await image.json()).toMatchObject({ format: 'novelai', imported: 3 });
+    const exported = await api.request(
+      'GET',
+      `/v1/adventures/${id}/story-cards/export?format=sillytavern`,
+    );
+    expect(exported.status).toBe(200);
+    const comments = Object.values(
+      exported.body.entries as Record<string, { comment: string }>,
+    ).map((entry) => entry.comment);
+    expect(comments).toEqual(expect.arrayContaining(['Bell', 'Wreck', 'Rules']));
   });
 
   it('refuses a file over the size limit with 413', async () => {
@@ -210,4 +245,59 @@ describe('PATCH /v1/adventures/:id/story-cards/:cardId with the lore fields', ()
     const wrong = await api.request('PATCH', path, { activation: 'sometimes' });
     expect(wrong.status).toBe(400);
   });
+});
+
+describe('POST /v1/adventures with a book of cards', () => {
+  it('refuses bad cards with a 400 naming each card and field, and creates nothing', async () => {
+    const before = await api.request('GET', '/v1/adventures');
+    const cards = [
+      { name: 'Fine', keys: 'fine', entry: 'ok' },
+      { name: 'Ranked', priority: 'high' },
+      { name: 'Extra', mood: 'grim' },
+      { keys: 'nameless' },
+      'not a card',
+      { name: 'Windowed', scan: { messages: 2 } },
+    ];
+    const refused = await api.request('POST', '/v1/adventures', {
+      ...aScenario(),
+      storyCards: cards,
+    });
+    expect(refused.status).toBe(400);
+    const message = JSON.stringify(refused.body.message);
+    expect(message).toMatch(/storyCards\[1\]\.priority must be an integer/);
+    expect(message).toMatch(/storyCards\[2\]\.mood is not a story card field/);
+    expect(message).toMatch(/storyCards\[3\]\.name is missing/);
+    expect(message).toMatch(/storyCards\[4\] must be an object/);
+    expect(message).toMatch(/storyCards\[5\]\.scan\.messages is not a field of card\.scan/);
+    expect(message).not.toMatch(/storyCards\[0\]/);
+    const after = await api.request('GET', '/v1/adventures');
+    expect(after.body).toEqual(before.body);
+  });
+
+  it(`creates an adventure holding ${LIMITS.storyCardsPerAdventure} cards, every field kept`, async () => {
+    const cards = Array.from({ length: LIMITS.storyCardsPerAdventure }, (_, i) => ({
+      name: `Card ${i}`,
+      keys: `k${i}\nkeeper ${i}`,
+      keySyntax: 'lines',
+      entry: `Entry ${i}.`,
+      priority: i % 300,
+      ...(i % 100 === 0 && { conditions: [{ mode: 'anyOf', keys: ['bell'] }] }),
+    }));
+    const created = await api.request('POST', '/v1/adventures', {
+      ...aScenario(),
+      storyCards: cards,
+    });
+    expect(created.status).toBe(201);
+    const read = await api.request('GET', `/v1/adventures/${created.body.id}`);
+    expect(read.body.storyCards).toHaveLength(LIMITS.storyCardsPerAdventure);
+    expect(read.body.storyCards[4200]).toMatchObject({
+      name: 'Card 4200',
+      keys: 'k4200\nkeeper 4200',
+      keySyntax: 'lines',
+      priority: 0,
+      conditions: [{ mode: 'anyOf', keys: ['bell'] }],
+      type: 'other',
+      notes: '',
+    });
+  }, 60_000);
 });

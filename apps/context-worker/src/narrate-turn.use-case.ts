@@ -32,7 +32,7 @@ import {
 } from '@chronicle/platform';
 import { scriptMessageFrames, TurnStreamPublisher } from '@chronicle/turn-stream';
 import { failureOf, onlyBlockError, type TurnFailure } from './narration-failure.code';
-import { Fence, streamReply, type StreamedReply } from './reply.stream';
+import { Fence, streamReply } from './reply.stream';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
 import { WORKER_CONFIG } from './worker-config.token';
 import { TurnScripts, type ContextScripts } from './turn-scripts';
@@ -137,6 +137,7 @@ export class NarrateTurnUseCase {
     }
   }
 
+  // eslint-disable-next-line max-lines-per-function -- a turn's steps in their order (kept reply, budget, prompt, onModelContext, model, referee, onOutput, the command): each feeds the next, so a split would only pass a dozen locals between methods; the stream and the record are apart already
   private async narrate(
     state: AdventureState,
     input: NarrateTurnInput,

@@ -153,9 +153,13 @@ export class TurnScripts {
       story = `${fitRewrite(result.story, maxChars)}${SEPARATOR}${EMIT_REMINDER}`;
     }
     const change: ContextChange = story === built.story ? 'unchanged' : result.change;
+    // A rewritten story has no depth messages where the built one had them; an append keeps
+    // every offset before it.
+    const { storyRoles, ...rest } = built;
     return {
       built: {
-        ...built,
+        ...rest,
+        ...(storyRoles && change !== 'rewrite' && { storyRoles }),
         story,
         report: { ...built.report, prompt: { ...built.report.prompt, story } },
       },

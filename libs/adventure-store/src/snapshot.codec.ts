@@ -47,18 +47,25 @@ import {
 // as keys of its buckets (each hashed and interned) is ~2 ms; JSON.parse building a record from keys
 // measured slower, not faster.
 //
+// Codec 5: an AI node's `timedLore` (the cards whose timed effects its prompt started) rides in
+// its extras row, as a fifth element when not empty.
+//
 // Decoding gives a state canonically equal to the one encoded (the replay check and a spec hold
 // it to that); `codec` lets a later form tell its snapshots apart, and an older codec's snapshot
 // reads as none (the projection is folded again and a new one written).
 
-export const SNAPSHOT_CODEC = 4;
+export const SNAPSHOT_CODEC = 5;
 
-/** [node index, rejected, retconned, corrections]: only for nodes where one is non-empty. */
+/**
+ * [node index, rejected, retconned, corrections, timedLore?]: only for nodes where one is
+ * non-empty (timedLore is left out when empty).
+ */
 type NodeExtras = [
   number,
   ActionNode['rejected'],
   ActionNode['retconned'],
   ActionNode['corrections'],
+  ActionNode['timedLore']?,
 ];
 
 /** The number columns, in the order they are written after the header. */
@@ -297,8 +304,15 @@ function toColumns(state: AdventureState): LeanSnapshot<number[]> {
         lean.accepted.push(at);
       }
     }
-    if (node.rejected.length > 0 || node.retconned.length > 0 || node.corrections.length > 0) {
-      lean.extras.push([index, node.rejected, node.retconned, node.corrections]);
+    if (
+      node.rejected.length > 0 ||
+      node.retconned.length > 0 ||
+      node.corrections.length > 0 ||
+      node.timedLore.length > 0
+    ) {
+      const row: NodeExtras = [index, node.rejected, node.retconned, node.corrections];
+      if (node.timedLore.length > 0) row.push(node.timedLore);
+      lean.extras.push(row);
     }
   }
   lean.depths = derivedDepths ? null : depths;
@@ -369,6 +383,7 @@ export function decodeSnapshot(bytes: Uint8Array): AdventureState | null {
       rejected: NONE,
       retconned: NONE,
       corrections: NONE,
+      timedLore: NONE,
     };
     built[index] = node;
     nodes[nodeBucket(node.id)][node.id] = node;
@@ -383,11 +398,12 @@ export function decodeSnapshot(bytes: Uint8Array): AdventureState | null {
     for (let at = 0; at < count; at++) block[at] = stateEvents[accepted[next++]];
     built[owner].accepted = block;
   }
-  for (const [index, rejected, retconned, corrections] of lean.extras) {
+  for (const [index, rejected, retconned, corrections, timedLore] of lean.extras) {
     const node = built[index];
     node.rejected = rejected;
     node.retconned = retconned;
     node.corrections = corrections;
+    if (timedLore) node.timedLore = timedLore;
   }
   const path = lean.path ?? pathByIndex(built, parentIndexes, lean.state.head);
   return { ...lean.state, nodes, path } as AdventureState;

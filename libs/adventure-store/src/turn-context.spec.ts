@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { actionTextFromEvent } from '@chronicle/adventure';
+import { actionTextFromEvent, nodeOf } from '@chronicle/adventure';
+import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 import { AdventureHistory } from '@chronicle/adventure/testing';
 import {
   buildTurnContext,
   contextManifest,
   DEFAULT_NARRATOR_PROMPT,
   storyReader,
+  timedLoreOnPath,
   turnContextHead,
   type ActionTextReader,
 } from './turn-context';
@@ -123,5 +125,74 @@ describe('buildTurnContext and contextManifest', () => {
       built.report.sections.map((s) => s.label),
     );
     expect(manifest.history).toEqual({ included: 4, total: 4, oldest_truncated: false });
+  });
+});
+
+describe('timed lore (sticky, cooldown) from the path', () => {
+  /** A turn as the worker plays it: the prompt built from the log, its manifest recorded. */
+  async function playTurn(history: AdventureHistory, text: string) {
+    if (!history.state.inFlight) history.act('do', text);
+    const built = await buildTurnContext(readerOf(history), history.state, options);
+    history.narrate({ text: 'The wind turns.', manifest: contextManifest(built) });
+    return built.report;
+  }
+  const reasonOf = (report: Awaited<ReturnType<typeof playTurn>>) =>
+    report.cards.find((c) => c.name === 'Storm')?.reason ??
+    report.cardsNotFired?.find((m) => m.name === 'Storm')?.reason ??
+    (report.cards.some((c) => c.name === 'Storm') ? 'key' : 'none');
+
+  it('given a sticky card that fired, when later turns omit its key, then it stays for its actions, cools down, and fires again', async () => {
+    const history = AdventureHistory.create({
+      storyCards: [
+        {
+          id: 'card-storm',
+          name: 'Storm',
+          keys: 'storm',
+          entry: 'A storm is coming.',
+          timing: { sticky: 4, cooldown: 2 },
+        },
+      ],
+    });
+    const first = await playTurn(history, 'I smell a storm');
+    expect(reasonOf(first)).toBe('key');
+    expect(first.timedLore).toEqual(['card-storm']);
+    // The AI node keeps it, and a snapshot keeps the node's.
+    const node = nodeOf(history.state, history.head)!;
+    expect(node.timedLore).toEqual(['card-storm']);
+    expect(nodeOf(decodeSnapshot(encodeSnapshot(history.state))!, node.id)?.timedLore).toEqual([
+      'card-storm',
+    ]);
+    // Each turn adds two actions: 2 and 4 past the firing it stays, 6 it cools down, 8 it fires.
+    const reasons = [];
+    for (let i = 0; i < 4; i++) reasons.push(reasonOf(await playTurn(history, 'I say storm')));
+    expect(reasons).toEqual(['sticky', 'sticky', 'cooldown', 'key']);
+  });
+
+  it('given a retry, when its prompt is built, then the replaced take does not count; an undo past the firing forgets it', async () => {
+    const history = AdventureHistory.create({
+      storyCards: [
+        { id: 'card-storm', name: 'Storm', keys: 'storm', entry: 'x', timing: { cooldown: 10 } },
+      ],
+    });
+    await playTurn(history, 'calm');
+    const fired = await playTurn(history, 'a storm');
+    expect(fired.timedLore).toEqual(['card-storm']);
+    // Retrying the take that fired it: the new take's prompt fires it again, not cooling down.
+    history.requestRetry();
+    const retried = await playTurn(history, '');
+    expect(reasonOf(retried)).toBe('key');
+    // Counted from where the next narration would go (a continue: one action on).
+    expect(timedLoreOnPath(history.state)).toEqual([{ cardId: 'card-storm', ago: 1 }]);
+    const cooling = await playTurn(history, 'storm again');
+    expect(reasonOf(cooling)).toBe('cooldown');
+    // Undo back before the firing (a turn per undo): the path no longer holds it.
+    history.undo().undo();
+    expect(timedLoreOnPath(history.state)).toEqual([]);
+  });
+
+  it('given a book without timers, when the head is built, then no path is walked', () => {
+    const history = AdventureHistory.create();
+    history.act('do', 'look');
+    expect(turnContextHead(history.state, options).timedLore).toBeUndefined();
   });
 });

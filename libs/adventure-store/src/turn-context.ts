@@ -24,6 +24,7 @@ import {
   type ReadOlder,
   type RetrievedMemories,
   type StoryCard as ContextStoryCard,
+  type TimedLoreFiring,
   type WindowAction,
 } from '@chronicle/context';
 import { defuseStateFences } from '@chronicle/narrative';
@@ -85,6 +86,7 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     // The turn in flight seeds the lore's random macros; its id is in the log, so a rebuild of
     // the turn draws the same.
     loreSeed: state.inFlight?.turnId ?? '',
+    timedLore: timedLoreOnPath(state),
   };
 }
 
@@ -115,6 +117,7 @@ export function contextCardOf(card: StoryCard): ContextStoryCard {
     ...(card.probability !== undefined && { probability: card.probability }),
     ...(card.group !== undefined && { group: card.group }),
     ...(card.timing !== undefined && { timing: card.timing }),
+    ...(card.budget !== undefined && { budget: card.budget }),
   };
 }
 
@@ -139,6 +142,35 @@ export function contextCardsOf(cards: readonly StoryCard[]): ContextStoryCard[] 
     mappedLists.set(cards, list);
   }
   return list;
+}
+
+/**
+ * The cards whose sticky or cooldown started on the turns of the path that can still hold one:
+ * each AI node's `timedLore` (its narration's manifest), `ago` = this turn's path depth minus
+ * the node's. The take a retry replaces is not on the path it is retried on. Absent when no card
+ * has a timer, so a book without them walks nothing.
+ */
+export function timedLoreOnPath(state: AdventureState): TimedLoreFiring[] | undefined {
+  let horizon = 0;
+  for (const card of state.cards) {
+    const timing = card.timing;
+    if (timing) horizon = Math.max(horizon, (timing.sticky ?? 0) + (timing.cooldown ?? 0));
+  }
+  if (horizon === 0) return undefined;
+  const excluded = excludedActionId(state);
+  const path = state.path;
+  // The depth this turn's narration takes: the replaced take's on a retry, else the next one.
+  const position =
+    excluded !== null && path.at(-1)?.id === excluded ? path.length - 1 : path.length;
+  const fired: TimedLoreFiring[] = [];
+  for (let depth = Math.min(path.length, position) - 1; depth >= 0; depth--) {
+    const ago = position - depth;
+    if (ago > horizon) break;
+    const entry = path[depth];
+    if (entry.type !== 'ai' || entry.id === excluded) continue;
+    for (const cardId of nodeOf(state, entry.id)?.timedLore ?? []) fired.push({ cardId, ago });
+  }
+  return fired;
 }
 
 /** The merged `state.memory` of the enabled scripts at the head, or null when none sets any. */
@@ -270,6 +302,8 @@ export interface ContextManifest {
   /** The history mode, its fill and the cached share the next request can expect. */
   cache: BuiltContext['report']['cache'];
   settings: BuiltContext['report']['settings'];
+  /** The cards whose timed effects this prompt started (folded into the AI node, see timedLore). */
+  timedLore?: string[];
   /** sha256 (hex) of the system and story texts as sent, so an audit can check a rebuild. */
   sha256: { system: string; story: string };
 }
@@ -292,6 +326,7 @@ export function contextManifest(built: BuiltContext): ContextManifest {
     history: report.history,
     cache: report.cache,
     settings: report.settings,
+    ...(report.timedLore && { timedLore: report.timedLore }),
     sha256: { system: sha256(built.system), story: sha256(built.story) },
   };
 }

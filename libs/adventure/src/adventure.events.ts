@@ -57,7 +57,16 @@ export interface Persona {
 }
 
 /** The lore formats Chronicle reads and writes (libs/lore). */
-export type LoreFormat = 'aid' | 'sillytavern' | 'ccv2' | 'ccv3' | 'novelai' | 'kobold';
+export type LoreFormat =
+  | 'aid'
+  | 'sillytavern'
+  | 'ccv2'
+  | 'ccv3'
+  | 'novelai'
+  | 'kobold'
+  /** Read only: Agnai memory books and Risu lorebooks (their cards export to the others). */
+  | 'agnai'
+  | 'risu';
 
 /**
  * Where an imported card came from: the source entry verbatim (`raw`), so an export to the same
@@ -87,9 +96,24 @@ export interface CardCondition {
 }
 /** Where a fired card's entry goes: the lore block, or into the history `depth` actions back. */
 export interface CardPlacement {
-  kind: 'lore' | 'depth';
+  kind: 'lore' | 'depth' | 'authorsNote';
   depth?: number;
   role?: 'system' | 'user' | 'assistant';
+  /** `authorsNote` placement: before (`top`) or after (`bottom`) the author's note. */
+  edge?: 'top' | 'bottom';
+}
+/** A card's own share of the lore budget and how it may be cut to fit (NovelAI's). */
+export interface CardBudget {
+  maxTokens?: number;
+  reservedTokens?: number;
+  trim?: 'none' | 'end' | 'start';
+  trimUnit?: 'newline' | 'sentence' | 'token';
+}
+/** Timed effects, in story actions on the current path (SillyTavern's delay, sticky, cooldown). */
+export interface CardTiming {
+  delay?: number;
+  sticky?: number;
+  cooldown?: number;
 }
 /** The part of the trigger window a card reads: its last `actions` actions or `chars` characters. */
 export interface CardScan {
@@ -133,7 +157,9 @@ export interface StoryCard {
   probability?: number;
   group?: CardGroup;
   /** Timed effects, in story actions on the current path. */
-  timing?: { delay?: number };
+  timing?: CardTiming;
+  /** Its own share of the lore budget and how it may be cut to fit. */
+  budget?: CardBudget;
   /** Never sent to the model; kept byte-exact (AI Dungeon scripts keep data here). */
   notes: string;
   /** Absent on cards written in Chronicle. */

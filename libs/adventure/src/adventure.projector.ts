@@ -249,6 +249,7 @@ function newNode(
   textVersion: number,
   accepted: ActionNode['accepted'] = [],
   rejected: ActionNode['rejected'] = [],
+  timedLore: ActionNode['timedLore'] = [],
 ): ActionNode {
   // One literal with every field in the declared order: a spread of `fields` plus further keys
   // built each node through a chain of map transitions and was the fold's hottest line.
@@ -265,7 +266,18 @@ function newNode(
     rejected,
     retconned: [],
     corrections: [],
+    timedLore,
   };
+}
+
+/**
+ * The cards whose timed effects a narration's prompt started: the manifest's `timedLore` (the
+ * context report's, see libs/context), a list of card ids. A manifest without one (every
+ * narration before timed effects, a prompt that started none) started none.
+ */
+function timedLoreOf(manifest: Record<string, unknown>): string[] {
+  const list = manifest.timedLore;
+  return Array.isArray(list) && list.every((id) => typeof id === 'string') ? list : [];
 }
 
 /** Appends a child of the head and makes it the head: the cheap, common move. */
@@ -435,6 +447,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         version,
         d.accepted,
         d.rejected,
+        timedLoreOf(d.contextManifest),
       );
       if (parent.id === draft.head) {
         draft.narrativeAtParent = draft.narrative;

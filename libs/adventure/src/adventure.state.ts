@@ -22,11 +22,12 @@ import type { NarrationFailureCode } from './narration-failure';
  * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, settings
  * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
  * default), imported lorebooks (`lorebooks`) and scenario scripts (`scripts`). All four landed in
- * parallel under one bump. How a
+ * parallel under one bump. 6: AI nodes keep the cards whose timed effects their prompt started
+ * (`timedLore`). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 5;
+export const projectorVersion = 6;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -51,6 +52,11 @@ export interface ActionNode {
   retconned: number[];
   /** Corrections anchored on this node, in the order they were made. */
   corrections: NarrativeCorrection[];
+  /**
+   * AI nodes: the story cards whose sticky or cooldown started with this narration's prompt
+   * (its context manifest's `timedLore`); later turns on a path through it read them back.
+   */
+  timedLore: string[];
 }
 
 /** One node on the path at the head, as a prompt needs it (no text: read it by version). */

@@ -41,6 +41,7 @@ import type {
   ReadOlder,
   ReadOlderSync,
   ReportSection,
+  StoryRole,
   WindowAction,
 } from './context.types';
 import { WINDOW_START, windowCovering, windowCoveringSync } from './history.window';
@@ -191,6 +192,8 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
     seed: head.loreSeed ?? '',
     countTokens: (text) => tok.countCached(text),
     budget: Math.floor(head.settings.contextTokenBudget * CARD_BUDGET_SHARE),
+    contextTokens: head.settings.contextTokenBudget,
+    cut: tok,
   });
   addSystem('static_lore', staticCards.text);
 
@@ -375,6 +378,9 @@ export function buildContext(input: ContextInput): BuiltContext {
       budget: Math.floor(available * CARD_BUDGET_SHARE),
       countTokens: (text) => tok.countCached(text),
       storyActions: input.totalActions,
+      timed: input.timedLore,
+      contextTokens: input.settings.contextTokenBudget,
+      cut: tok,
     },
   );
   const cards: CardRecord[] = [...prepared.staticCards, ...activated.records];
@@ -442,11 +448,25 @@ export function buildContext(input: ContextInput): BuiltContext {
   // What goes inside the history, by depth (actions from its end): the cards placed at a depth,
   // and in `sliding` the author's note. Without depth cards this is the seed's one split.
   const inserts: { at: number; section: Section }[] = [];
-  if (prepared.authorsNote && mode === 'sliding') {
-    inserts.push({
-      at: Math.max(0, included.length - AUTHORS_NOTE_DEPTH),
-      section: section(tok, 'authors_note', prepared.authorsNote),
-    });
+  // The author's note with the cards placed at its top and bottom (SillyTavern's AN positions),
+  // where each history mode puts the note; the cards go there when the note is empty too.
+  const noteLore = (edge: 'top' | 'bottom'): Section[] =>
+    activated.authorsNote
+      .filter((entry) => entry.edge === edge)
+      .map((entry) => ({
+        label: `lore_authors_note_${edge}`,
+        text: entry.text,
+        tokens: entry.tokens,
+      }));
+  const authorsNote: Section[] = [
+    ...noteLore('top'),
+    section(tok, 'authors_note', prepared.authorsNote),
+    ...noteLore('bottom'),
+  ].filter((s) => s.text !== '');
+  if (mode === 'sliding') {
+    for (const note of authorsNote) {
+      inserts.push({ at: Math.max(0, included.length - AUTHORS_NOTE_DEPTH), section: note });
+    }
   }
   for (const entry of activated.depth) {
     inserts.push({
@@ -475,7 +495,7 @@ export function buildContext(input: ContextInput): BuiltContext {
   // every action, so it keeps its recency, and it is the least volatile of the live sections
   // (only an edit changes it), so it heads them. Depth cards stay inside the history in both
   // modes.
-  if (mode !== 'sliding') story.push(section(tok, 'authors_note', prepared.authorsNote));
+  if (mode !== 'sliding') story.push(...authorsNote);
   // The live sections, ordered from least to most volatile. They go below the history so that
   // the history stays cached, and above the final sections so that those stay last.
   story.push(prepared.summary, lore, prepared.memories, prepared.state);
@@ -496,6 +516,7 @@ export function buildContext(input: ContextInput): BuiltContext {
   const systemSections = prepared.system;
   const system = systemSections.map((s) => s.text).join(SEPARATOR);
   const storyText = storySections.map((s) => s.text).join(SEPARATOR);
+  const storyRoles = input.settings.apiMode === 'chat' ? depthRoles(storySections) : [];
   const totalTokens =
     joinedTokens(tok, systemSections, SEPARATOR) + joinedTokens(tok, storySections, SEPARATOR);
 
@@ -518,6 +539,7 @@ export function buildContext(input: ContextInput): BuiltContext {
   return {
     system,
     story: storyText,
+    ...(storyRoles.length > 0 && { storyRoles }),
     report: {
       sections: [...systemSections, ...storySections].map(({ label, text, tokens }) => ({
         label,
@@ -531,6 +553,7 @@ export function buildContext(input: ContextInput): BuiltContext {
       },
       cards,
       ...(activated.misses.length > 0 ? { cardsNotFired: activated.misses } : {}),
+      ...(activated.timedStarts.length > 0 ? { timedLore: activated.timedStarts } : {}),
       memories: input.memories,
       history: {
         included: included.length,
@@ -548,6 +571,20 @@ export function buildContext(input: ContextInput): BuiltContext {
       },
     },
   };
+}
+
+const DEPTH_LABEL = /^lore_depth_(system|user|assistant)$/;
+
+/** Where the depth-placed cards' sections lie in the story text joined from `sections`. */
+function depthRoles(sections: readonly Section[]): StoryRole[] {
+  const roles: StoryRole[] = [];
+  let at = 0;
+  for (const s of sections) {
+    const role = DEPTH_LABEL.exec(s.label)?.[1] as StoryRole['role'] | undefined;
+    if (role) roles.push({ start: at, end: at + s.text.length, role });
+    at += s.text.length + SEPARATOR.length;
+  }
+  return roles;
 }
 
 /**

@@ -79,13 +79,17 @@ export interface CardCondition {
 
 /**
  * Where a fired card's entry goes. `lore` (default): the live "World Lore" block. `depth`: into
- * the history, `depth` actions from its end, as `role` (chat mode; a completion prompt renders
- * it inline). A card with `activation: 'always'` and `lore` placement goes to the static block.
+ * the history, `depth` actions from its end, as a message of `role` in chat mode (see
+ * BuiltContext.storyRoles; a completion prompt has it inline). `authorsNote`: beside the
+ * author's note, wherever the history mode puts it, before it (`edge: 'top'`) or after it
+ * (`bottom`, the default): SillyTavern's "top/bottom of Author's Note". A card with
+ * `activation: 'always'` and `lore` placement goes to the static block.
  */
 export interface CardPlacement {
-  kind: 'lore' | 'depth';
+  kind: 'lore' | 'depth' | 'authorsNote';
   depth?: number;
-  role?: 'system' | 'user' | 'assistant';
+  role?: StoryRole['role'];
+  edge?: 'top' | 'bottom';
 }
 
 /** The part of the trigger window a card reads: its last `actions` actions or `chars` characters. */
@@ -142,12 +146,50 @@ export interface StoryCard {
   probability?: number;
   /** Inclusion groups: of the fired cards sharing a group name, one is kept (see CardGroup). */
   group?: CardGroup;
-  /**
-   * Timed effects, in story actions on the current path. `delay`: cannot fire before the story
-   * has this many actions (SillyTavern's delay, V3's @@activate_only_after). Derived from the
-   * branch itself, so undo, retry and a branch switch never leak it.
-   */
-  timing?: { delay?: number };
+  /** Timed effects (see CardTiming). */
+  timing?: CardTiming;
+  /** Its own share of the lore budget and how it may be cut to fit (see CardBudget). */
+  budget?: CardBudget;
+}
+
+/**
+ * NovelAI's per-entry budget, inside the lore budget. A value over 1 is tokens; one in (0, 1] a
+ * share of the context budget (NovelAI's fractions). `maxTokens`: the most this entry may take.
+ * `reservedTokens` > 0: budgeted before the cards without a reservation (highest priority first
+ * among the reserved), so it displaces them. `trim`: what an entry that does not fit loses,
+ * `end` (NovelAI's trimBottom) or `start` (trimTop), cut back to a whole `trimUnit` (the finest
+ * unit a cut may end on; default `sentence`); `none` (the default, NovelAI's doNotTrim): it is
+ * left out whole, as every card without a budget is.
+ */
+export interface CardBudget {
+  maxTokens?: number;
+  reservedTokens?: number;
+  trim?: 'none' | 'end' | 'start';
+  trimUnit?: 'newline' | 'sentence' | 'token';
+}
+
+/**
+ * Timed effects, in story actions on the current path, derived from the branch itself (the
+ * turns on it that fired the card, `ContextHead.timedLore`), so undo, retry and a branch switch
+ * never leak them (SillyTavern keeps them in chat metadata and drops what a rewind passes).
+ * `delay`: cannot fire before the story has this many actions (ST's delay, V3's
+ * @@activate_only_after). `sticky`: once fired, stays in the prompt, keys or not, on every turn
+ * whose story is at most this many actions past the one it fired on. `cooldown`: after that
+ * (after firing, without sticky), cannot fire for this many more actions.
+ */
+export interface CardTiming {
+  delay?: number;
+  sticky?: number;
+  cooldown?: number;
+}
+
+/**
+ * A card that started its timed effects on an earlier turn of the path: `ago` story actions
+ * before this turn's story (its narration's path depth from this turn's).
+ */
+export interface TimedLoreFiring {
+  cardId: string;
+  ago: number;
 }
 
 /**
@@ -207,6 +249,11 @@ export interface ContextHead {
    * records, so a rebuild of the turn renders the same prompt. Absent: a fixed seed.
    */
   loreSeed?: string;
+  /**
+   * The cards whose timed effects (sticky, cooldown) started on earlier turns of the path, as the
+   * narrations recorded them (`ContextReport.timedLore`). Absent: none holds.
+   */
+  timedLore?: TimedLoreFiring[];
 }
 
 export interface ContextInput extends ContextHead {
@@ -235,10 +282,12 @@ export interface CardRecord {
    * (a key in another fired card's entry, at recursion `step`). Absent on key matches, so the
    * seed's reports stay byte-identical.
    */
-  reason?: 'always' | 'recursion';
+  reason?: 'always' | 'recursion' | 'sticky';
   step?: number;
-  /** Where it went when it is not the live lore block: `static` or `depth`. */
-  placement?: 'static' | 'depth';
+  /** Where it went when it is not the live lore block. */
+  placement?: 'static' | 'depth' | 'authorsNote';
+  /** Its entry was cut to fit its budget (CardBudget.trim). */
+  trimmed?: boolean;
 }
 
 /** A card that did not fire although a key of it appeared, and why (the report's `cardsNotFired`). */
@@ -247,9 +296,10 @@ export interface CardMiss {
   name: string;
   /**
    * `condition` (secondary keys), `window` (outside its scan window), `regex` (a refused key),
-   * `probability` (its draw failed), `group` (another member of its inclusion group won).
+   * `probability` (its draw failed), `group` (another member of its inclusion group won),
+   * `delay` (the story is too short yet), `cooldown` (it fired too recently).
    */
-  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group' | 'delay';
+  reason: 'condition' | 'window' | 'regex' | 'probability' | 'group' | 'delay' | 'cooldown';
   detail?: string;
 }
 
@@ -266,6 +316,12 @@ export interface ContextReport {
   cards: CardRecord[];
   /** Only when a card came near firing and did not (see CardMiss); absent otherwise. */
   cardsNotFired?: CardMiss[];
+  /**
+   * The cards whose sticky or cooldown starts on this turn (fired by their keys or always-on and
+   * sent): the narration records it, and later turns on its path read it back as
+   * `ContextHead.timedLore`. Absent when none.
+   */
+  timedLore?: string[];
   memories: RetrievedMemories | null;
   history: { included: number; total: number; oldest_truncated: boolean };
   cache: CacheReport;
@@ -301,8 +357,20 @@ export interface CacheReport {
   breakpoint: number | null;
 }
 
+/**
+ * A stretch of `story` that a chat prompt sends as its own message of `role` (a depth-placed
+ * card's entry): characters `start` to `end`. The rest of the story is the user's message(s).
+ */
+export interface StoryRole {
+  start: number;
+  end: number;
+  role: 'system' | 'user' | 'assistant';
+}
+
 export interface BuiltContext {
   system: string;
   story: string;
   report: ContextReport;
+  /** Chat mode, when depth-placed cards are in the story: where their messages are. */
+  storyRoles?: StoryRole[];
 }

@@ -24,5 +24,6 @@ export {
   activateLore,
   compileLore,
   isStaticCard,
+  mentionedCards,
   staticLore,
 } from './lore/lore.activate';

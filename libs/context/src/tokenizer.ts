@@ -18,6 +18,8 @@ export interface Tokenizer {
   countCached(text: string): number;
   /** The text of `text`'s last `n` tokens (all of it when it has no more than `n`). */
   lastTokens(text: string, n: number): string;
+  /** The text of `text`'s first `n` tokens (all of it when it has no more than `n`). */
+  firstTokens(text: string, n: number): string;
 }
 
 // Built from the tables bundled with js-tiktoken, never fetched: this runs on every turn, and
@@ -78,6 +80,13 @@ class TiktokenTokenizer implements Tokenizer {
     const tokens = this.encoder.encode(text, NO_SPECIAL, NO_SPECIAL);
     if (tokens.length <= n) return text;
     return this.encoder.decode(tokens.slice(tokens.length - n));
+  }
+
+  firstTokens(text: string, n: number): string {
+    if (n <= 0) return '';
+    const tokens = this.encoder.encode(text, NO_SPECIAL, NO_SPECIAL);
+    if (tokens.length <= n) return text;
+    return this.encoder.decode(tokens.slice(0, n));
   }
 }
 

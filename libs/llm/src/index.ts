@@ -7,7 +7,13 @@ export {
   type ModelErrorInit,
   type ModelErrorKind,
 } from './model.error';
-export { CONTINUE_INSTRUCTION, chatMessages, completionPrompt } from './narration.prompt';
+export {
+  CONTINUE_INSTRUCTION,
+  chatMessages,
+  completionPrompt,
+  storyMessages,
+  type StoryMessage,
+} from './narration.prompt';
 export {
   OpenAiModelClient,
   reasoningParams,

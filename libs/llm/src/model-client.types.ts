@@ -32,7 +32,14 @@ export interface NarrationRequest {
    * cache breakpoint goes (`cache_control`, when the client's option is on); null: none.
    */
   cacheBreakpoint?: number | null;
+  /**
+   * Chat mode: stretches of `story` sent as messages of their own role (depth-placed lore), in
+   * order and not overlapping; the rest of the story is the user's. Absent: one user message.
+   */
+  storyRoles?: readonly { start: number; end: number; role: ChatRole }[];
 }
+
+export type ChatRole = 'system' | 'user' | 'assistant';
 
 export type ModelStreamEvent =
   | { type: 'text'; text: string }

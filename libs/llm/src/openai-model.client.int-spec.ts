@@ -125,6 +125,25 @@ describe('OpenAiModelClient against an OpenAI-compatible server', () => {
     expect(CONTINUE_INSTRUCTION).toMatch(/^\[.*continue the story.*only.*story text.*\]$/i);
   });
 
+  it("sends depth-placed lore as messages of their own role, the story's other text as the user's", async () => {
+    server.enqueue({ text: 'ok' });
+    const story = 'One.\n\nTwo.\n\n[Mira is near.]\n\nThree.\n\n(You are tired.)\n\nRemind.';
+    const roles = [
+      { start: story.indexOf('[Mira'), end: story.indexOf('.]') + 2, role: 'assistant' as const },
+      { start: story.indexOf('(You'), end: story.indexOf('.)') + 2, role: 'system' as const },
+    ];
+    await collect(client.streamNarration(narration({ story, storyRoles: roles })));
+    const [request] = server.requestsTo('/v1/chat/completions');
+    expect(request.body.messages).toEqual([
+      { role: 'system', content: 'You are a masterful storyteller.' },
+      { role: 'user', content: 'One.\n\nTwo.' },
+      { role: 'assistant', content: '[Mira is near.]' },
+      { role: 'user', content: 'Three.' },
+      { role: 'system', content: '(You are tired.)' },
+      { role: 'user', content: `Remind.\n\n${CONTINUE_INSTRUCTION}` },
+    ]);
+  });
+
   it('sends completion mode to the completions endpoint as system, a blank line, then the story', async () => {
     server.enqueue({
       text: ' The tide turns.',

@@ -9,7 +9,7 @@ import type {
   ModelUsage,
   NarrationRequest,
 } from './model-client.types';
-import { chatMessages, completionPrompt } from './narration.prompt';
+import { completionPrompt, storyMessages, type StoryMessage } from './narration.prompt';
 
 export interface OpenAiModelClientOptions {
   baseURL: string;
@@ -148,8 +148,8 @@ export class OpenAiModelClient implements ModelClient {
               {
                 ...common,
                 messages: this.options.cacheControl
-                  ? withBreakpoints(chatMessages(req), req.cacheBreakpoint ?? null)
-                  : toMessages(chatMessages(req)),
+                  ? withBreakpoints(req.system, storyMessages(req), req.cacheBreakpoint ?? null)
+                  : narrationMessages(req.system, storyMessages(req)),
               } as OpenAI.ChatCompletionCreateParamsStreaming,
               { signal: call.signal },
             )
@@ -256,31 +256,51 @@ export function toMessages(messages: {
   return out;
 }
 
+/** A narration's chat messages: the system block (when there is one), then the story's. */
+export function narrationMessages(
+  system: string,
+  story: readonly StoryMessage[],
+): OpenAI.ChatCompletionMessageParam[] {
+  const out: OpenAI.ChatCompletionMessageParam[] = [];
+  if (system) out.push({ role: 'system', content: system });
+  for (const message of story) {
+    out.push({ role: message.role, content: message.text } as OpenAI.ChatCompletionMessageParam);
+  }
+  return out;
+}
+
 /**
  * Chat messages with explicit cache breakpoints: one at the end of the system block (the prefix
  * every turn of every adventure with this system text repeats) and one at the newest block start
- * of the history (the prefix every turn repeats until the window's start moves). The texts are
- * split into content parts and not changed: their concatenation is the same prompt.
+ * of the history (the prefix every turn repeats until the window's start moves), in the story
+ * message that holds it. The texts are split into content parts and not changed: their
+ * concatenation is the same prompt.
  */
 export function withBreakpoints(
-  messages: { system?: string; user: string },
+  system: string,
+  story: readonly StoryMessage[],
   storyBreakpoint: number | null,
 ): OpenAI.ChatCompletionMessageParam[] {
   const out: OpenAI.ChatCompletionMessageParam[] = [];
-  if (messages.system) {
+  if (system) {
     // `cache_control` is not in the openai package's types: OpenRouter passes it to Anthropic.
-    const content = [{ type: 'text', text: messages.system, cache_control: EPHEMERAL }];
+    const content = [{ type: 'text', text: system, cache_control: EPHEMERAL }];
     out.push({ role: 'system', content } as unknown as OpenAI.ChatCompletionSystemMessageParam);
   }
-  const at = storyBreakpoint ?? 0;
-  const parts =
-    at > 0 && at < messages.user.length
-      ? [
-          { type: 'text', text: messages.user.slice(0, at), cache_control: EPHEMERAL },
-          { type: 'text', text: messages.user.slice(at) },
-        ]
-      : [{ type: 'text', text: messages.user }];
-  out.push({ role: 'user', content: parts } as unknown as OpenAI.ChatCompletionUserMessageParam);
+  for (const message of story) {
+    const at = (storyBreakpoint ?? 0) - message.start;
+    const parts =
+      at > 0 && at < message.text.length
+        ? [
+            { type: 'text', text: message.text.slice(0, at), cache_control: EPHEMERAL },
+            { type: 'text', text: message.text.slice(at) },
+          ]
+        : [{ type: 'text', text: message.text }];
+    out.push({
+      role: message.role,
+      content: parts,
+    } as unknown as OpenAI.ChatCompletionMessageParam);
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 import { LIMITS, type LoreFormat } from '@chronicle/adventure';
 import { isPng, isZip, pngTextChunks, zipEntry } from './containers';
+import { agnaiReader, risuReader, type LoreReader } from './formats/agnai-risu';
 import { aidCodec } from './formats/aid';
 import { characterBookCodec } from './formats/character-book';
 import { koboldCodec } from './formats/kobold';
@@ -23,9 +24,28 @@ import {
   type ParsedCard,
 } from './lore.types';
 
-export const IMPORT_FORMATS = ['aid', 'sillytavern', 'ccv2', 'ccv3', 'novelai', 'kobold'] as const;
+export const IMPORT_FORMATS = [
+  'aid',
+  'sillytavern',
+  'ccv2',
+  'ccv3',
+  'novelai',
+  'kobold',
+  'agnai',
+  'risu',
+] as const;
 
-export function codecFor(format: LoreFormat): Codec<unknown> {
+/** The formats Chronicle writes as well as reads. */
+export type WritableFormat = Exclude<LoreFormat, 'agnai' | 'risu'>;
+
+/** How a format's entries are read: its codec, or a read-only format's reader. */
+export function readerFor(format: LoreFormat): LoreReader<unknown> {
+  if (format === 'agnai') return agnaiReader as LoreReader<unknown>;
+  if (format === 'risu') return risuReader as LoreReader<unknown>;
+  return codecFor(format);
+}
+
+export function codecFor(format: WritableFormat): Codec<unknown> {
   switch (format) {
     case 'aid':
       return aidCodec as Codec<unknown>;
@@ -106,15 +126,20 @@ export function openLoreFile(bytes: Buffer): {
   }
   if (isPng(bytes)) {
     const chunks = pngTextChunks(bytes);
-    // A V3 card carries both; `ccv3` is the newer and preferred.
-    const text = chunks.get('ccv3') ?? chunks.get('chara');
-    if (text === undefined) {
+    // A V3 card carries both; `ccv3` is the newer and preferred. A NovelAI lorebook image
+    // carries its book in `naidata`.
+    const name = ['ccv3', 'chara', 'naidata'].find((chunk) => chunks.has(chunk));
+    if (name === undefined) {
       throw new LoreFileError(
-        'the PNG has no "chara" or "ccv3" text chunk: it is not a character card',
+        'the PNG has no "chara", "ccv3" or "naidata" text chunk: it is neither a character card nor a NovelAI lorebook image',
       );
     }
+    const text = chunks.get(name)!;
     return {
-      json: decodeBase64Json(text, `the PNG's ${chunks.has('ccv3') ? 'ccv3' : 'chara'} chunk`),
+      json:
+        name === 'naidata' && text.trimStart().startsWith('{')
+          ? parseJson(text, "the PNG's naidata chunk")
+          : decodeBase64Json(text, `the PNG's ${name} chunk`),
       container: 'png',
     };
   }
@@ -171,6 +196,12 @@ export function sniffFormat(json: unknown): LoreFormat | null {
   if (json.spec === 'chara_card_v3' || json.spec === 'lorebook_v3') return 'ccv3';
   if (json.spec === 'chara_card_v2') return 'ccv2';
   if (num(json.lorebookVersion) !== undefined && Array.isArray(json.entries)) return 'novelai';
+  // A NovelAI story (`content.lorebook`) or scenario (`lorebook`, with `scenarioVersion`).
+  if (num(json.storyContainerVersion) !== undefined || num(json.scenarioVersion) !== undefined) {
+    return 'novelai';
+  }
+  if (json.kind === 'memory' && Array.isArray(json.entries)) return 'agnai';
+  if (json.type === 'risu' && Array.isArray(json.data)) return 'risu';
   if (Array.isArray(json.worldinfo)) return 'kobold';
   if (json.entries !== undefined) {
     const first = entriesOf(json.entries, 'entries').find(isObject);
@@ -236,6 +267,25 @@ function locate(json: unknown, format: LoreFormat): Located {
       };
     }
     case 'novelai': {
+      const container = isObject(json) ? naiContainer(json) : null;
+      if (container) {
+        const book = container.book;
+        if (!isObject(book) || !Array.isArray(book.entries)) {
+          throw new LoreFileError(
+            `the NovelAI ${container.kind} holds no lorebook: ${container.path} must be an object with "entries"`,
+          );
+        }
+        notes.push(`only the ${container.kind}'s lorebook is imported; its other fields are not`);
+        const version = num(book.lorebookVersion);
+        return {
+          format,
+          formatVersion: `${container.kind}${version === undefined ? '' : ` ${version}`}`,
+          name: str(container.title),
+          raw: without(book, 'entries'),
+          entries: book.entries,
+          notes,
+        };
+      }
       if (!isObject(json) || !Array.isArray(json.entries)) {
         throw new LoreFileError(
           'a NovelAI lorebook is an object with "lorebookVersion" and "entries"',
@@ -248,6 +298,36 @@ function locate(json: unknown, format: LoreFormat): Located {
         name: '',
         raw: without(json, 'entries'),
         entries: json.entries,
+        notes,
+      };
+    }
+    case 'agnai': {
+      if (!isObject(json) || !Array.isArray(json.entries)) {
+        throw new LoreFileError(
+          'an Agnai memory book is an object {kind: "memory", entries: [{name, entry, keywords, …}]}',
+        );
+      }
+      return {
+        format,
+        formatVersion: null,
+        name: str(json.name),
+        raw: without(json, 'entries'),
+        entries: json.entries,
+        notes,
+      };
+    }
+    case 'risu': {
+      if (!isObject(json) || !Array.isArray(json.data)) {
+        throw new LoreFileError(
+          'a Risu lorebook is an object {type: "risu", data: [{key, content, …}]}',
+        );
+      }
+      return {
+        format,
+        formatVersion: str(json.ver) || null,
+        name: str(json.name),
+        raw: without(json, 'data'),
+        entries: json.data,
         notes,
       };
     }
@@ -276,6 +356,26 @@ function locate(json: unknown, format: LoreFormat): Located {
   }
 }
 
+/** A NovelAI story or scenario around a lorebook: where its book is, or null for a bare book. */
+function naiContainer(
+  json: Json,
+): { kind: 'story' | 'scenario'; path: string; book: unknown; title: unknown } | null {
+  if (num(json.storyContainerVersion) !== undefined) {
+    const content = isObject(json.content) ? json.content : {};
+    const metadata = isObject(json.metadata) ? json.metadata : {};
+    return {
+      kind: 'story',
+      path: 'content.lorebook',
+      book: content.lorebook,
+      title: metadata.title,
+    };
+  }
+  if (num(json.scenarioVersion) !== undefined) {
+    return { kind: 'scenario', path: 'lorebook', book: json.lorebook, title: json.title };
+  }
+  return null;
+}
+
 /**
  * The last touches every read card gets, on import and when an export compares a card with its
  * source: a display name past the card limit is cut (the source keeps it whole), a blank one
@@ -292,11 +392,11 @@ export function readLoreFile(bytes: Buffer, format?: LoreFormat): ParsedBook {
   const detected = format ?? sniffFormat(json);
   if (!detected) {
     throw new LoreFileError(
-      'the file is not a lore format Chronicle reads (AI Dungeon, SillyTavern, Character Card V2/V3, NovelAI, KoboldAI Lite); name one with ?format=',
+      'the file is not a lore format Chronicle reads (AI Dungeon, SillyTavern, Character Card V2/V3, NovelAI lorebook, story or scenario, KoboldAI Lite, Agnai, Risu); name one with ?format=',
     );
   }
   const located = locate(json, detected);
-  const codec = codecFor(located.format);
+  const codec = readerFor(located.format);
   const entries = located.entries;
   const objects = entries.filter(isObject);
   const ctx = codec.context(located.raw, objects, {

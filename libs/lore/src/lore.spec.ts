@@ -14,9 +14,12 @@ import {
   koboldWorldInfo,
   largeWorld,
   lorebookV3,
+  agnaiMemoryBook,
   novelAiLorebook,
   novelAiLorebookV1,
+  novelAiStory,
   pngWithText,
+  risuLorebook,
   sillyTavernWorld,
   zipOf,
 } from './testing';
@@ -123,6 +126,7 @@ describe('reading lore files', () => {
       keys: '/\\bcapt(ain)?\\b/i',
       probability: 50,
       group: { names: ['crew'] },
+      timing: { sticky: 2, cooldown: 3 },
     });
     expect(ghost.enabled).toBe(false);
     expect(inert.activation).toBe('inert');
@@ -139,8 +143,26 @@ describe('reading lore files', () => {
       { index: 6, card: 'Bad regex', macros: ['{{time}}'] },
     ]);
     expect(book.report.keptOnlyVerbatim).toEqual([
-      { index: 3, card: 'Captain', features: ['sticky'] },
+      { index: 3, card: 'Captain', features: ['vectorized'] },
     ]);
+  });
+
+  it("SillyTavern's Author's Note top and bottom positions go beside the author's note, and export back", () => {
+    const world = {
+      entries: {
+        '0': { uid: 0, key: ['a'], content: 'top', position: 2 },
+        '1': { uid: 1, key: ['b'], content: 'bottom', position: 3 },
+      },
+    };
+    const [top, bottom] = readLoreFile(jsonBytes(world)).cards;
+    expect(top.placement).toEqual({ kind: 'authorsNote', edge: 'top' });
+    expect(bottom.placement).toEqual({ kind: 'authorsNote', edge: 'bottom' });
+    const written = exportLore(
+      'sillytavern',
+      [top, bottom].map(({ origin: _, ...card }) => card),
+      [],
+    ).file as { entries: Record<string, { position: number }> };
+    expect(Object.values(written.entries).map((e) => e.position)).toEqual([2, 3]);
   });
 
   it('SillyTavern entries as a list (as Lite accepts) read the same', () => {
@@ -215,7 +237,9 @@ describe('reading lore files', () => {
     const book = readLoreFile(jsonBytes(novelAiLorebookV1()));
     expect(book.formatVersion).toBe('1');
     expect(book.cards[0]).toMatchObject({ name: 'Old entry', keys: 'old' });
-    expect(book.report.keptOnlyVerbatim[0].features).toEqual(['tokenBudget']);
+    // Its 2,048-token budget and bottom trimming are the card's own budget now, not verbatim.
+    expect(book.cards[0].budget).toEqual({ maxTokens: 2048, trim: 'end', trimUnit: 'sentence' });
+    expect(book.report.keptOnlyVerbatim).toEqual([]);
   });
 
   it('KoboldAI Lite: secondary keys anyOf plus anti-keys noneOf, constant, disabled; a save gives its search depth', () => {
@@ -269,6 +293,66 @@ describe('containers', () => {
     expect(readLoreFile(charx)).toMatchObject({ format: 'ccv3', name: 'Mira of the Light' });
   });
 
+  it('Agnai memory books: keywords, entry, enabled, priority; a weight ordering otherwise kept verbatim', () => {
+    expect(sniffFormat(agnaiMemoryBook())).toBe('agnai');
+    const book = readLoreFile(jsonBytes(agnaiMemoryBook()));
+    expect(book).toMatchObject({ format: 'agnai', name: 'Harbour memory' });
+    const [mira, tide, rumour, note] = book.cards;
+    expect(mira).toMatchObject({
+      name: 'Mira',
+      keys: 'Mira\nkeeper',
+      keySyntax: 'lines',
+      entry: 'Mira keeps the light.',
+      priority: 10,
+      origin: { format: 'agnai', raw: agnaiMemoryBook().entries[0] },
+    });
+    expect(tide.priority).toBe(5);
+    expect(rumour.enabled).toBe(false);
+    expect(note.activation).toBe('inert');
+    // Tide has the lower priority but the higher weight: the render order is not Chronicle's.
+    expect(book.report.keptOnlyVerbatim.map((n) => n.card)).toContain('Tide');
+    expect(book.raw).toEqual({
+      kind: 'memory',
+      name: 'Harbour memory',
+      description: 'What the town remembers.',
+    });
+  });
+
+  it('Risu lorebooks: comma keys, second keys when selective, always-on, order and chance; folders skipped', () => {
+    expect(sniffFormat(risuLorebook())).toBe('risu');
+    const book = readLoreFile(jsonBytes(risuLorebook()));
+    expect(book.format).toBe('risu');
+    const [bell, wreck, rules] = book.cards;
+    expect(bell).toMatchObject({ name: 'Bell', keys: 'bell\ntower', priority: 120 });
+    expect(bell.conditions).toBeUndefined();
+    expect(wreck).toMatchObject({
+      conditions: [{ mode: 'anyOf', keys: ['storm', 'night'] }],
+      probability: 40,
+      priority: 90,
+    });
+    expect(rules).toMatchObject({ activation: 'always', entry: 'Write in the past tense.' });
+    expect(book.cards).toHaveLength(3);
+    expect(book.report.skipped).toEqual([{ index: 3, reason: 'a folder, not an entry' }]);
+  });
+
+  it("NovelAI stories and lorebook images: the .story's content.lorebook, the PNG's naidata chunk", () => {
+    expect(sniffFormat(novelAiStory())).toBe('novelai');
+    const story = readLoreFile(jsonBytes(novelAiStory()));
+    const bare = readLoreFile(jsonBytes(novelAiLorebook()));
+    expect(story).toMatchObject({
+      format: 'novelai',
+      formatVersion: 'story 6',
+      name: 'The Drowned Bell',
+    });
+    expect(story.cards).toEqual(bare.cards);
+    expect(story.report.notes[0]).toMatch(/only the story's lorebook/);
+    const image = readLoreFile(pngWithText({ naidata: base64Json(novelAiLorebook()) }));
+    expect(image.cards).toEqual(bare.cards);
+    // Some writers put the JSON in the chunk as is.
+    const plain = pngWithText({ naidata: JSON.stringify(novelAiLorebookV1()) });
+    expect(readLoreFile(plain).cards[0].name).toBe('Old entry');
+  });
+
   it('refuses malformed files, naming the problem', () => {
     const png = pngWithText({ chara: base64Json(characterCardV2()) });
     const cases: [Buffer, RegExp][] = [
@@ -276,7 +360,16 @@ describe('containers', () => {
       [Buffer.from('{"entries": '), /the file is not valid JSON/],
       [Buffer.from('{"hello": 1}'), /not a lore format Chronicle reads/],
       [png.subarray(0, png.length - 30), /runs past the end|cut short/],
-      [pngWithText({ Comment: 'hi' }), /no "chara" or "ccv3" text chunk/],
+      [pngWithText({ Comment: 'hi' }), /no "chara", "ccv3" or "naidata" text chunk/],
+      [pngWithText({ naidata: '%%%' }), /naidata chunk is not base64/],
+      [
+        jsonBytes({ storyContainerVersion: 1, content: {} }),
+        /NovelAI story holds no lorebook: content\.lorebook/,
+      ],
+      [
+        jsonBytes({ scenarioVersion: 3, lorebook: { entries: 'x' } }),
+        /NovelAI scenario holds no lorebook/,
+      ],
       [pngWithText({ chara: '%%%' }), /not base64/],
       [zipOf({ 'other.json': '{}' }), /no card.json/],
       [zipOf({ 'card.json': '{' }).subarray(0, 40), /no central directory/],

@@ -3,7 +3,7 @@
 // the stretch mentions, then other character cards. No live values: the same stretch is always
 // framed the same way, so the brief stays cacheable.
 
-import { cardKeys, matchCards, tokenizer, type TokenEncoding } from '@chronicle/context';
+import { mentionedCards, tokenizer, type StoryCard, type TokenEncoding } from '@chronicle/context';
 import { CAST_ENTRY_CHARS, MAX_CAST_MEMBERS, SETTING_TOKENS } from './memory.constants';
 
 export interface CastPersona {
@@ -12,13 +12,8 @@ export interface CastPersona {
   description: string;
 }
 
-export interface CastCard {
-  id: string;
-  name: string;
-  keys: string;
-  entry: string;
-  type: string;
-}
+/** A story card as the prompt's lore reads it (its key syntax, matching and conditions count). */
+export type CastCard = StoryCard;
 
 export interface CastBriefInput {
   persona: CastPersona | null;
@@ -67,14 +62,14 @@ export function castBrief(input: CastBriefInput): string {
     lines.push(entryLine(name, text));
   };
 
-  const cards = input.cards.map((card) => ({
-    ...card,
-    name: oneLine(card.name),
-    keys: cardKeys(card.keys)
-      .filter((key) => !PRONOUNS.has(key))
-      .join(','),
+  // The cards the stretch mentions, by the rule the prompt's lore fires them by (not the seed's
+  // comma split, which trims AI Dungeon's guard keys, splits a one-per-line key on its commas and
+  // matches a regex key as its text), pronoun keys left out.
+  const matched = mentionedCards(input.cards, input.storyText, PRONOUNS).map((match) => ({
+    ...match,
+    name: oneLine(match.name),
   }));
-  const matched = matchCards(cards, input.storyText);
+  const cards = input.cards.map((card) => ({ ...card, name: oneLine(card.name) }));
   const hasPersona = personaName !== '' || description !== '';
   const characters = cards.filter((card) => card.type === 'character');
   if (hasPersona || matched.length > 0 || characters.length > 0) {

@@ -152,6 +152,46 @@ describe('cast brief', () => {
     );
   });
 
+  it('matches imported cards by the lore rule the prompt uses, not the seed comma split', () => {
+    const imported = [
+      {
+        id: 'b',
+        name: 'Bob',
+        keys: ' Bob ,(Bob ',
+        keySyntax: 'aid' as const,
+        entry: 'A guard.',
+        type: 'npc',
+      },
+      {
+        id: 'r',
+        name: 'Ahs',
+        keys: '/a{2,3}h/\nsigh',
+        keySyntax: 'lines' as const,
+        entry: 'Sighs.',
+        type: 'x',
+      },
+      { id: 'o', name: 'Off', keys: 'bobby', enabled: false, entry: 'Never.', type: 'x' },
+      { id: 'w', name: 'Cat', keys: 'cat', wholeWords: true, entry: 'A cat.', type: 'x' },
+      {
+        id: 'i',
+        name: 'Inert',
+        keys: 'bobby',
+        activation: 'inert' as const,
+        entry: 'Never.',
+        type: 'x',
+      },
+    ];
+    const named = (storyText: string) =>
+      castBrief({ persona: null, cards: imported, plotEssentials: '', storyText })
+        .split('\n')
+        .slice(2)
+        .map((line) => line.slice(2).split(' — ')[0]);
+    // The seed's split would trim " Bob " to "bob" (Bobby), split the regex on its comma and
+    // list the disabled and inert cards.
+    expect(named('Bobby said aaah to the category.')).toEqual(['Ahs']);
+    expect(named('You see Bob and a cat.')).toEqual(['Bob', 'Cat']);
+  });
+
   it('says "The player" without a persona, caps at 8 entries and cuts entries at 240 chars on a word', () => {
     const many = Array.from({ length: 12 }, (_, i) => ({
       id: `n${i}`,

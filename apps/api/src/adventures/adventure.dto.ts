@@ -14,9 +14,10 @@ import {
   IsUUID,
   MaxLength,
   Min,
+  registerDecorator,
   ValidateNested,
 } from 'class-validator';
-import { LIMITS } from '@chronicle/adventure';
+import { checkCardFields, checkId, InvalidCommandError, LIMITS } from '@chronicle/adventure';
 import { SCRIPT_LIMITS } from '@chronicle/scripting';
 import { CreateScriptDto } from '../scripts/script.dto';
 
@@ -229,15 +230,17 @@ class StoryCardFieldsDto {
   conditions?: { mode: 'anyOf' | 'allOf' | 'noneOf' | 'notAllOf'; keys: string[] }[] | null;
 
   @ApiPropertyOptional({
-    description: '{kind: lore|depth, depth?, role?: system|user|assistant}',
+    description:
+      "{kind: lore|depth|authorsNote, depth?, role?: system|user|assistant, edge?: top|bottom}: depth goes into the history as a message of its role (chat); authorsNote beside the author's note.",
     example: { kind: 'depth', depth: 2, role: 'system' },
   })
   @IsOptional()
   @IsObject()
   placement?: {
-    kind: 'lore' | 'depth';
+    kind: 'lore' | 'depth' | 'authorsNote';
     depth?: number;
     role?: 'system' | 'user' | 'assistant';
+    edge?: 'top' | 'bottom';
   } | null;
 
   @ApiPropertyOptional({
@@ -263,18 +266,84 @@ class StoryCardFieldsDto {
   group?: { names: string[]; weight?: number; override?: boolean } | null;
 
   @ApiPropertyOptional({
-    description: '{delay?}: not before the story has this many actions.',
-    example: { delay: 10 },
+    description:
+      '{delay?, sticky?, cooldown?}, in story actions: not before the story has `delay` actions; once fired, stays `sticky` actions, then cannot fire for `cooldown` more.',
+    example: { delay: 10, sticky: 4, cooldown: 6 },
   })
   @IsOptional()
   @IsObject()
-  timing?: { delay?: number } | null;
+  timing?: { delay?: number; sticky?: number; cooldown?: number } | null;
+
+  @ApiPropertyOptional({
+    description:
+      "{maxTokens?, reservedTokens?, trim?: none|end|start, trimUnit?: newline|sentence|token}: the card's own share of the lore budget (over 1: tokens; (0, 1]: a share of the context) and how it is cut to fit (NovelAI's).",
+    example: { maxTokens: 200, trim: 'end', trimUnit: 'sentence' },
+  })
+  @IsOptional()
+  @IsObject()
+  budget?: {
+    maxTokens?: number;
+    reservedTokens?: number;
+    trim?: 'none' | 'end' | 'start';
+    trimUnit?: 'newline' | 'sentence' | 'token';
+  } | null;
 
   @ApiPropertyOptional({ description: 'What {{char}} renders as in this card.' })
   @IsOptional()
   @IsString()
   @MaxLength(LIMITS.cardNameChars, tooLong(LIMITS.cardNameChars))
   charName?: string | null;
+}
+
+/** The most card problems one refusal names: a 5,000-card book with one mistake repeated would list them all. */
+const MAX_CARD_PROBLEMS = 20;
+
+/**
+ * A scenario's cards, each checked by the decider's own card rules (`checkCardFields`), not as
+ * one StoryCardDto instance per card: class-transformer and class-validator spent ~330 ms on a
+ * 5,000-card book (1–4 s on a loaded machine) building and walking those instances, and the
+ * plain checks take a few ms (bench/lore.bench.ts). The card stays a plain object; unknown
+ * fields are still refused by name.
+ */
+function IsStoryCardList(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isStoryCardList',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      validator: {
+        validate: (value: unknown) => storyCardListProblems(value).length === 0,
+        defaultMessage: (args) => storyCardListProblems(args?.value).join('; '),
+      },
+    });
+}
+
+/** What is wrong with each card of `value`, as `storyCards[i].field …` (empty when nothing is). */
+export function storyCardListProblems(value: unknown): string[] {
+  if (!Array.isArray(value)) return [];
+  const problems: string[] = [];
+  for (let i = 0; i < value.length && problems.length < MAX_CARD_PROBLEMS; i++) {
+    const problem = storyCardProblem(value[i]);
+    if (problem) problems.push(`storyCards[${i}]${problem}`);
+  }
+  return problems;
+}
+
+function storyCardProblem(card: unknown): string | null {
+  if (typeof card !== 'object' || card === null || Array.isArray(card)) {
+    return ' must be an object';
+  }
+  const { id, ...fields } = card as Record<string, unknown>;
+  if (fields.name === undefined) return '.name is missing';
+  try {
+    if (id !== undefined) checkId('card.id', id);
+    // null on create is left to the decider, which names it (null only resets a field in an edit).
+    checkCardFields(fields, { edit: true });
+    return null;
+  } catch (error) {
+    if (!(error instanceof InvalidCommandError)) throw error;
+    return error.message.replace(/^card\./, '.');
+  }
 }
 
 export class StoryCardDto extends StoryCardFieldsDto {
@@ -364,8 +433,7 @@ export class CreateAdventureDto extends AdventureFieldsDto {
   @ApiPropertyOptional({ type: [StoryCardDto] })
   @IsOptional()
   @IsArray()
-  @ValidateNested({ each: true })
-  @Type(() => StoryCardDto)
+  @IsStoryCardList()
   storyCards?: StoryCardDto[];
 
   @ApiPropertyOptional({

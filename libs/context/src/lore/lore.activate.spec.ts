@@ -241,6 +241,101 @@ describe('lore activation', () => {
     expect(at(10).records.map((r) => r.name)).toEqual(['Late']);
   });
 
+  it('sticky: once fired, stays without its key for that many actions, undrawn; then fires by key again', () => {
+    const storm = card({ name: 'Storm', keys: 'storm', timing: { sticky: 4 }, probability: 1 });
+    const at = (ago: number | null, ...parts: string[]) =>
+      activateLore(
+        [storm],
+        { parts },
+        { ...turn, timed: ago === null ? [] : [{ cardId: storm.id, ago }] },
+      );
+    // It fired 2 and 4 actions ago: it stays, with no key in the story and its 1% draw not redrawn.
+    for (const ago of [2, 4]) {
+      const held = at(ago, 'calm seas');
+      expect(held.records).toEqual([
+        { id: storm.id, name: 'Storm', keyword: '', included: true, reason: 'sticky' },
+      ]);
+      // A sticky card restarts nothing: the turn that fired it started its timer.
+      expect(held.timedStarts).toEqual([]);
+    }
+    expect(at(5, 'calm seas').records).toEqual([]);
+    // The latest firing counts: an older one does not end it early.
+    expect(
+      activateLore(
+        [storm],
+        { parts: ['calm'] },
+        {
+          ...turn,
+          timed: [
+            { cardId: storm.id, ago: 9 },
+            { cardId: storm.id, ago: 3 },
+          ],
+        },
+      ).records,
+    ).toHaveLength(1);
+  });
+
+  it('cooldown: after firing (or after its sticky ends) it cannot fire for that many actions', () => {
+    const gate = card({ name: 'Gate', keys: 'gate', timing: { cooldown: 3 } });
+    const bell = card({ name: 'Bell', keys: 'bell', timing: { sticky: 2, cooldown: 2 } });
+    const at = (ago: number) =>
+      activateLore(
+        [gate, bell],
+        { parts: ['the gate and the bell'] },
+        {
+          ...turn,
+          timed: [
+            { cardId: gate.id, ago },
+            { cardId: bell.id, ago },
+          ],
+        },
+      );
+    const reasons = (ago: number) => {
+      const result = at(ago);
+      return [
+        ...result.records.map((r) => `${r.name}:${r.reason ?? 'key'}`),
+        ...result.misses.map((m) => `${m.name}:${m.reason}`),
+      ];
+    };
+    expect(reasons(2)).toEqual(['Bell:sticky', 'Gate:cooldown']);
+    expect(reasons(3)).toEqual(['Gate:cooldown', 'Bell:cooldown']);
+    expect(reasons(4)).toEqual(['Gate:key', 'Bell:cooldown']);
+    expect(reasons(5)).toEqual(['Gate:key', 'Bell:key']);
+    // Firing by key again starts both timers anew; the report says so.
+    expect(at(5).timedStarts).toEqual([gate.id, bell.id]);
+    // With no firing on the path, a timed card fires as any other and starts its timer.
+    const fresh = activateLore([gate], { parts: ['gate'] }, turn);
+    expect(fresh.records.map((r) => r.name)).toEqual(['Gate']);
+    expect(fresh.timedStarts).toEqual([gate.id]);
+  });
+
+  it('timers: a card that did not fit the budget starts none; a sticky member keeps its group', () => {
+    const big = card({ name: 'Big', keys: 'x', entry: 'y'.repeat(500), timing: { cooldown: 5 } });
+    expect(activateLore([big], { parts: ['x'] }, { ...turn, budget: 100 }).timedStarts).toEqual([]);
+    const a = card({ name: 'A', keys: 'x', group: { names: ['g'], override: true } });
+    const b = card({ name: 'B', keys: 'x', group: { names: ['g'] }, timing: { sticky: 3 } });
+    const result = activateLore(
+      [a, b],
+      { parts: ['x'] },
+      { ...turn, timed: [{ cardId: b.id, ago: 1 }] },
+    );
+    expect(result.records.map((r) => r.name)).toEqual(['B']);
+    expect(result.misses).toEqual([expect.objectContaining({ name: 'A', reason: 'group' })]);
+  });
+
+  it('an always-on card with a timer is live, not static: it cools down between firings', () => {
+    const tick = card({ name: 'Tick', activation: 'always', timing: { cooldown: 2 } });
+    expect(staticLore([tick], turn).records).toEqual([]);
+    expect(fired([tick], 'x')).toEqual(['Tick']);
+    const cooling = activateLore(
+      [tick],
+      { parts: ['x'] },
+      { ...turn, timed: [{ cardId: tick.id, ago: 2 }] },
+    );
+    expect(cooling.records).toEqual([]);
+    expect(cooling.misses[0]).toMatchObject({ name: 'Tick', reason: 'cooldown' });
+  });
+
   it('depth placement: into the history at its depth, from the lore budget', () => {
     const status = card({
       name: 'Status',
@@ -274,6 +369,148 @@ describe('lore activation', () => {
         placement: 'depth',
       },
     ]);
+  });
+
+  it('depth roles: a chat prompt marks where each depth entry is, as a message of its role; completion has none', () => {
+    const aside = card({
+      name: 'Aside',
+      activation: 'always',
+      entry: 'Mira watches you.',
+      placement: { kind: 'depth', depth: 2, role: 'assistant' },
+    });
+    const rule = card({
+      name: 'Rule',
+      activation: 'always',
+      entry: '(Stay in the past tense.)',
+      placement: { kind: 'depth', depth: 0, role: 'system' },
+    });
+    const window = ['One.', 'Two.', 'Three.', 'Four.'].map((t, i) => anAction(`a${i}`, t));
+    const built = buildContext({ ...aContextHead({ storyCards: [aside, rule] }), window });
+    expect(built.storyRoles?.map((r) => [r.role, built.story.slice(r.start, r.end)])).toEqual([
+      ['assistant', 'Mira watches you.'],
+      ['system', '(Stay in the past tense.)'],
+    ]);
+    expect(
+      built.story.startsWith('One.\n\nTwo.\n\nMira watches you.\n\nThree.\n\nFour.\n\n(Stay'),
+    ).toBe(true);
+    const completion = buildContext({
+      ...aContextHead({ storyCards: [aside, rule], settings: { apiMode: 'completion' } }),
+      window,
+    });
+    expect(completion.storyRoles).toBeUndefined();
+    expect(completion.story).toBe(built.story);
+    // No depth card: no roles, the prompt as before.
+    expect(buildContext({ ...aContextHead(), window }).storyRoles).toBeUndefined();
+  });
+
+  it("author's-note placement: at the note's top and bottom, wherever each history mode puts the note", () => {
+    const top = card({
+      name: 'Top',
+      activation: 'always',
+      entry: 'Tone: grim.',
+      placement: { kind: 'authorsNote', edge: 'top' },
+    });
+    const bottom = card({
+      name: 'Bottom',
+      activation: 'always',
+      entry: 'Pace: slow.',
+      placement: { kind: 'authorsNote', edge: 'bottom' },
+    });
+    const window = ['One.', 'Two.', 'Three.', 'Four.', 'Five.'].map((t, i) => anAction(`a${i}`, t));
+    const note = "[Author's note: Be terse.]";
+    const sliding = buildContext({
+      ...aContextHead({ storyCards: [bottom, top], authorsNote: 'Be terse.' }),
+      window,
+    });
+    expect(sliding.story).toContain(
+      `Two.\n\nTone: grim.\n\n${note}\n\nPace: slow.\n\nThree.\n\nFour.\n\nFive.`,
+    );
+    expect(sliding.report.cards.map((c) => c.placement)).toEqual(['authorsNote', 'authorsNote']);
+    const stable = buildContext({
+      ...aContextHead({
+        storyCards: [bottom, top],
+        authorsNote: 'Be terse.',
+        settings: { historyMode: 'stable' },
+      }),
+      window,
+    });
+    expect(stable.story).toContain(`Five.\n\nTone: grim.\n\n${note}\n\nPace: slow.`);
+    // No note: the cards still go where it would be.
+    const bare = buildContext({ ...aContextHead({ storyCards: [top] }), window });
+    expect(bare.story).toContain('Two.\n\nTone: grim.\n\nThree.');
+    expect(bare.report.sections.map((s) => s.label)).toContain('lore_authors_note_top');
+  });
+
+  describe('NovelAI budgets (a token is a character here)', () => {
+    const cut = {
+      firstTokens: (t: string, n: number) => t.slice(0, Math.max(0, n)),
+      lastTokens: (t: string, n: number) => (n <= 0 ? '' : t.slice(-n)),
+    };
+    const text = 'First sentence here. Second one here.\nThird line ends.';
+    const line = (entry: string) => `World Lore: ${entry}`;
+    const fit = (overrides: Partial<StoryCard>, budget = 10_000, contextTokens = 10_000) =>
+      activateLore(
+        [card({ keys: 'x', entry: text, ...overrides })],
+        { parts: ['x'] },
+        { ...turn, budget, cut, contextTokens },
+      );
+
+    it('maxTokens caps an entry: cut from the end back to a sentence, a line or a token, or left out', () => {
+      const room = line('').length + 30;
+      const end = fit({ budget: { maxTokens: room, trim: 'end' } });
+      expect(end.lines.map((l) => l.text)).toEqual([line('First sentence here.')]);
+      expect(end.records[0]).toMatchObject({ included: true, trimmed: true });
+      const byLine = fit({
+        budget: { maxTokens: line('').length + 45, trim: 'end', trimUnit: 'newline' },
+      });
+      expect(byLine.lines.map((l) => l.text)).toEqual([
+        line('First sentence here. Second one here.'),
+      ]);
+      const byToken = fit({ budget: { maxTokens: room, trim: 'end', trimUnit: 'token' } });
+      expect(byToken.lines[0].text).toBe(line(text.slice(0, 30).trim()));
+      const whole = fit({ budget: { maxTokens: room, trim: 'none' } });
+      expect(whole.lines).toEqual([]);
+      expect(whole.records[0].included).toBe(false);
+    });
+
+    it('trim start keeps the end; a share in (0, 1] is of the context budget', () => {
+      const start = fit({ budget: { maxTokens: line('').length + 20, trim: 'start' } });
+      expect(start.lines.map((l) => l.text)).toEqual([line('Third line ends.')]);
+      // 10% of a 400-token context: 40 tokens.
+      const share = fit({ budget: { maxTokens: 0.1, trim: 'end' } }, 10_000, 400);
+      expect(share.lines[0].tokens).toBeLessThanOrEqual(40);
+      expect(share.lines[0].text).toBe(line('First sentence here.'));
+    });
+
+    it('an entry that does not fit the lore budget left is cut when it may be, instead of dropped', () => {
+      const cuttable = fit({ budget: { trim: 'end' } }, line('').length + 25);
+      expect(cuttable.lines.map((l) => l.text)).toEqual([line('First sentence here.')]);
+      // The seed's cards (no budget) stay all or nothing.
+      expect(fit({}, line('').length + 25).lines).toEqual([]);
+    });
+
+    it('reserved entries are budgeted first, displacing higher priorities', () => {
+      const big = card({ name: 'Big', keys: 'x', entry: 'b'.repeat(50), priority: 900 });
+      const held = card({
+        name: 'Held',
+        keys: 'x',
+        entry: 'h'.repeat(50),
+        priority: 1,
+        budget: { reservedTokens: 60 },
+      });
+      const result = activateLore([big, held], { parts: ['x'] }, { ...turn, budget: 70, cut });
+      expect(result.records.map((r) => [r.name, r.included])).toEqual([
+        ['Big', false],
+        ['Held', true],
+      ]);
+    });
+  });
+
+  it('an edited card (new objects, the same keys) renders as edited, though its book is not recompiled', () => {
+    const before = [card({ id: 'same', name: 'Lamp', keys: 'lamp', entry: 'The lamp is lit.' })];
+    expect(fire(before, 'the lamp').lines[0].text).toBe('World Lore: The lamp is lit.');
+    const after = [{ ...before[0], entry: 'The lamp is dark.', priority: 7 }];
+    expect(fire(after, 'the lamp').lines[0].text).toBe('World Lore: The lamp is dark.');
   });
 
   it('matches 5,000 cards in one pass, the same as one card at a time', () => {

@@ -15,8 +15,11 @@ import type {
   CardRecord,
   ConditionMode,
   StoryCard,
+  TimedLoreFiring,
 } from '../context.types';
+import type { CardMatch } from '../story-cards.match';
 import { buildAutomaton, latestHits, type Automaton } from './lore.automaton';
+import { budgetTokens, trimToFit, type TokenCut } from './lore.trim';
 import { REGEX_INPUT_CHARS, isRegexShaped, regexKey, splitKeys } from './lore.keys';
 import {
   dependsOnTurn,
@@ -74,6 +77,12 @@ export interface LoreTurn {
   budget: number;
   /** Story actions on the path (timed effects count them); absent = no timed effect holds back. */
   storyActions?: number;
+  /** Earlier turns' firings of cards with sticky or cooldown (ContextHead.timedLore). */
+  timed?: readonly TimedLoreFiring[];
+  /** The context budget, which a card budget's shares are of (default: `budget`). */
+  contextTokens?: number;
+  /** Cuts an entry to fit its card budget (CardBudget.trim); absent, no entry is cut. */
+  cut?: Omit<TokenCut, 'countTokens'>;
   countTokens(text: string): number;
 }
 
@@ -84,15 +93,30 @@ export interface DepthLore {
   tokens: number;
 }
 
+/** An entry placed beside the author's note. */
+export interface AuthorsNoteLore {
+  edge: 'top' | 'bottom';
+  text: string;
+  tokens: number;
+}
+
 export interface ActivatedLore {
   /** The live "World Lore" lines, in render order. */
   lines: { text: string; tokens: number }[];
   /** Entries placed inside the history. */
   depth: DepthLore[];
+  /** Entries placed beside the author's note, in render order. */
+  authorsNote: AuthorsNoteLore[];
   /** Tokens of both, as budgeted. */
   tokens: number;
   records: CardRecord[];
   misses: CardMiss[];
+  /** The cards sent whose sticky or cooldown starts on this turn (ContextReport.timedLore). */
+  timedStarts: string[];
+}
+
+function hasTimer(card: StoryCard): boolean {
+  return (card.timing?.sticky ?? 0) > 0 || (card.timing?.cooldown ?? 0) > 0;
 }
 
 /** An always-on card that renders the same every turn: the static block's. */
@@ -102,6 +126,7 @@ export function isStaticCard(card: StoryCard): boolean {
     (card.probability ?? 100) >= 100 &&
     card.group === undefined &&
     card.timing?.delay === undefined &&
+    !hasTimer(card) &&
     card.enabled !== false &&
     (card.placement?.kind ?? 'lore') === 'lore' &&
     !dependsOnTurn(card.entry)
@@ -120,6 +145,45 @@ function macroContext(card: StoryCard, turn: Pick<LoreTurn, 'user' | 'seed'>): M
 /** The line a fired card adds to a lore block. */
 export function loreLine(card: StoryCard, turn: Pick<LoreTurn, 'user' | 'seed'>): string {
   return `${LORE_PREFIX}${renderMacros(card.entry, macroContext(card, turn)).trim()}`;
+}
+
+/**
+ * What a card sends within `room` tokens (the lore budget left): its line (or, placed in the
+ * history or beside the note, its bare entry) whole, or cut as its CardBudget allows, or null
+ * when it does not fit. A card's own `maxTokens` narrows the room.
+ */
+function fitEntry(
+  card: StoryCard,
+  bare: boolean,
+  room: number,
+  turn: Pick<LoreTurn, 'user' | 'seed' | 'countTokens' | 'contextTokens' | 'cut' | 'budget'>,
+): { text: string; tokens: number; trimmed: boolean } | null {
+  const body = renderMacros(card.entry, macroContext(card, turn)).trim();
+  const wrap = (text: string) => (bare ? text : `${LORE_PREFIX}${text}`);
+  const text = wrap(body);
+  const tokens = turn.countTokens(text);
+  const limit = Math.min(
+    room,
+    budgetTokens(card.budget?.maxTokens, turn.contextTokens ?? turn.budget),
+  );
+  if (tokens <= limit) return { text, tokens, trimmed: false };
+  if (!turn.cut || !card.budget) return null;
+  const overhead = bare ? 0 : turn.countTokens(LORE_PREFIX);
+  const tokenCut = turn.cut;
+  const cut = trimToFit(body, limit - overhead, card.budget, {
+    countTokens: turn.countTokens,
+    firstTokens: (t, n) => tokenCut.firstTokens(t, n),
+    lastTokens: (t, n) => tokenCut.lastTokens(t, n),
+  });
+  if (cut === '') return null;
+  const trimmed = wrap(cut);
+  const cost = turn.countTokens(trimmed);
+  return cost <= limit ? { text: trimmed, tokens: cost, trimmed: true } : null;
+}
+
+/** Reserved cards (CardBudget.reservedTokens) are budgeted before the others. */
+function isReserved(card: StoryCard): boolean {
+  return (card.budget?.reservedTokens ?? 0) > 0;
 }
 
 /** The budget's order: highest priority first, equal priorities in card order. */
@@ -144,31 +208,33 @@ function inRenderOrder(a: CompiledCard, b: CompiledCard): number {
  */
 export function staticLore(
   cards: readonly StoryCard[],
-  turn: Pick<LoreTurn, 'user' | 'seed' | 'countTokens' | 'budget'>,
+  turn: Pick<LoreTurn, 'user' | 'seed' | 'countTokens' | 'budget' | 'contextTokens' | 'cut'>,
 ): { text: string; records: CardRecord[] } {
   const chosen = cards
     .map((card, index) => ({ card, index, primary: [], conditions: [] }) as CompiledCard)
     .filter(({ card }) => isStaticCard(card))
-    .sort(byPriorityThenOrder);
+    .sort(
+      (a, b) =>
+        Number(isReserved(b.card)) - Number(isReserved(a.card)) || byPriorityThenOrder(a, b),
+    );
   if (chosen.length === 0) return { text: '', records: [] };
   const kept: { entry: CompiledCard; line: string }[] = [];
   const records: CardRecord[] = [];
   let spent = 0;
   for (const entry of chosen) {
-    const line = loreLine(entry.card, turn);
-    const tokens = turn.countTokens(line);
-    const included = spent + tokens <= turn.budget;
-    if (included) {
-      kept.push({ entry, line });
-      spent += tokens;
+    const fit = fitEntry(entry.card, false, turn.budget - spent, turn);
+    if (fit) {
+      kept.push({ entry, line: fit.text });
+      spent += fit.tokens;
     }
     records.push({
       id: entry.card.id,
       name: entry.card.name,
       keyword: '',
-      included,
+      included: fit !== null,
       reason: 'always',
       placement: 'static',
+      ...(fit?.trimmed && { trimmed: true }),
     });
   }
   kept.sort((a, b) => inRenderOrder(a.entry, b.entry));
@@ -221,6 +287,9 @@ export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   let compiled = recentBooks.get(key);
   if (compiled) {
     recentBooks.delete(key);
+    // Same keys, but new objects that may differ in what the fingerprint leaves out (the entry,
+    // priority, timing, placement…): the matching is reused, the cards are these.
+    compiled = rebound(compiled, cards);
   } else {
     compiled = compileFresh(cards);
     if (recentBooks.size >= RECENT_BOOKS) recentBooks.delete(recentBooks.keys().next().value!);
@@ -228,6 +297,20 @@ export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   recentBooks.set(key, compiled);
   compiledBooks.set(cards, compiled);
   return compiled;
+}
+
+function rebound(compiled: CompiledLore, cards: readonly StoryCard[]): CompiledLore {
+  return {
+    ...compiled,
+    source: cards,
+    // One literal per card (a spread of each entry costs several times as much at 25,000).
+    cards: compiled.cards.map((entry) => ({
+      card: cards[entry.index],
+      index: entry.index,
+      primary: entry.primary,
+      conditions: entry.conditions,
+    })),
+  };
 }
 
 function sameObjects(a: readonly StoryCard[], b: readonly StoryCard[]): boolean {
@@ -468,10 +551,45 @@ function evaluate(entry: CompiledCard, s: Scan, wholeText: boolean): Outcome {
   return { fired: true, keyword };
 }
 
+/**
+ * The cards `text` mentions by the lore's own key rules (each card's key syntax, case and
+ * whole-word matching, regex keys, secondary-key conditions; disabled and inert cards never),
+ * over the whole text: no scan windows, chance, groups, timers or budget, which belong to a
+ * turn's prompt. In card order, each naming the key that matched (lower-cased unless the card is
+ * case-sensitive). Keys in `ignore` (lower-cased, trimmed) never count. The memory bank's cast
+ * brief runs it, so a summary is told who is in a stretch by the rule the prompt uses.
+ */
+export function mentionedCards(
+  cards: readonly StoryCard[],
+  text: string,
+  ignore: ReadonlySet<string> = new Set(),
+): CardMatch[] {
+  if (cards.length === 0) return [];
+  const lore = compileLore(cards);
+  const s = scan(lore, [text]);
+  const whole: [number, number] = [0, 0];
+  const matched: CardMatch[] = [];
+  for (const index of candidates(lore, s)) {
+    const entry = lore.cards[index];
+    const key = entry.primary.find(
+      (k) => !ignore.has(k.text.trim().toLowerCase()) && present(k, s, whole) === true,
+    );
+    if (!key || !entry.conditions.every((c) => holds(c, s, whole))) continue;
+    matched.push({
+      id: entry.card.id,
+      name: entry.card.name,
+      keyword:
+        key.kind === 'literal' && !entry.card.caseSensitive ? key.text.toLowerCase() : key.text,
+      entry: entry.card.entry,
+    });
+  }
+  return matched;
+}
+
 interface Fired {
   entry: CompiledCard;
   keyword: string;
-  reason?: 'always' | 'recursion';
+  reason?: CardRecord['reason'];
   step?: number;
 }
 
@@ -486,24 +604,49 @@ export function activateLore(
   window: LoreWindow,
   turn: LoreTurn,
 ): ActivatedLore {
-  const empty: ActivatedLore = { lines: [], depth: [], tokens: 0, records: [], misses: [] };
+  const empty: ActivatedLore = {
+    lines: [],
+    depth: [],
+    authorsNote: [],
+    tokens: 0,
+    records: [],
+    misses: [],
+    timedStarts: [],
+  };
   if (cards.length === 0) return empty;
   const lore = compileLore(cards);
   const fired: Fired[] = [];
   const done = new Set<CompiledCard>();
   const misses: CardMiss[] = [];
   const story = scan(lore, window.parts);
+  const clock = timedClock(lore, turn.timed);
+  /** Whether a card that would fire now is still cooling down (reported as a miss). */
+  const cooling = (entry: CompiledCard): boolean => {
+    if (clock.get(entry) !== 'cooldown') return false;
+    if (misses.length < MAX_REPORTED_MISSES) {
+      misses.push({ id: entry.card.id, name: entry.card.name, reason: 'cooldown' });
+    }
+    return true;
+  };
 
+  // Sticky cards first: they stay whatever the story says (SillyTavern's sticky).
+  for (const [entry, state] of clock) {
+    if (state !== 'sticky') continue;
+    fired.push({ entry, keyword: '', reason: 'sticky' });
+    done.add(entry);
+  }
   for (const index of lore.alwaysCards) {
     const entry = lore.cards[index];
+    if (done.has(entry) || cooling(entry)) continue;
     fired.push({ entry, keyword: '', reason: 'always' });
     done.add(entry);
   }
   for (const index of candidates(lore, story)) {
     const entry = lore.cards[index];
-    if ((entry.card.recursion?.delayLevel ?? 0) > 0) continue;
+    if (done.has(entry) || (entry.card.recursion?.delayLevel ?? 0) > 0) continue;
     const outcome = evaluate(entry, story, false);
     if (outcome.fired) {
+      if (cooling(entry)) continue;
       fired.push({ entry, keyword: outcome.keyword });
       done.add(entry);
     } else if (outcome.miss && misses.length < MAX_REPORTED_MISSES) {
@@ -529,7 +672,7 @@ export function activateLore(
       if (done.has(entry) || !recursion?.triggeredByOthers || entry.primary.length === 0) continue;
       if ((recursion.delayLevel ?? 0) > step) continue;
       const outcome = evaluate(entry, buffer, true);
-      if (outcome.fired) {
+      if (outcome.fired && !cooling(entry)) {
         next.push({ entry, keyword: outcome.keyword, reason: 'recursion', step });
         done.add(entry);
       }
@@ -540,7 +683,7 @@ export function activateLore(
 
   // Timed effects, from the path's own length.
   const timely = fired.filter((f) => {
-    const delay = f.entry.card.timing?.delay ?? 0;
+    const delay = f.reason === 'sticky' ? 0 : (f.entry.card.timing?.delay ?? 0);
     if (turn.storyActions === undefined || turn.storyActions >= delay) return true;
     if (misses.length < MAX_REPORTED_MISSES) {
       misses.push({
@@ -556,29 +699,38 @@ export function activateLore(
   const kept = drawChances(timely, turn.seed, misses);
 
   // Budget: highest priority first; equal priorities in card order (the seed's order).
-  const ranked = kept.slice().sort((a, b) => byPriorityThenOrder(a.entry, b.entry));
+  // Reserved cards first (NovelAI's reservations displace the others), then the rest.
+  const ranked = kept
+    .slice()
+    .sort(
+      (a, b) =>
+        Number(isReserved(b.entry.card)) - Number(isReserved(a.entry.card)) ||
+        byPriorityThenOrder(a.entry, b.entry),
+    );
   const placed: { fired: Fired; text: string; tokens: number }[] = [];
   const included = new Set<Fired>();
+  const trimmed = new Set<Fired>();
   let tokens = 0;
   for (const f of ranked) {
-    const isDepth = f.entry.card.placement?.kind === 'depth';
-    const text = isDepth
-      ? renderMacros(f.entry.card.entry, macroContext(f.entry.card, turn)).trim()
-      : loreLine(f.entry.card, turn);
-    const cost = turn.countTokens(text);
-    if (tokens + cost <= turn.budget) {
-      placed.push({ fired: f, text, tokens: cost });
+    const bare = (f.entry.card.placement?.kind ?? 'lore') !== 'lore';
+    const fit = fitEntry(f.entry.card, bare, turn.budget - tokens, turn);
+    if (fit) {
+      placed.push({ fired: f, text: fit.text, tokens: fit.tokens });
       included.add(f);
-      tokens += cost;
+      if (fit.trimmed) trimmed.add(f);
+      tokens += fit.tokens;
     }
   }
   // Render lowest priority first, so the highest sits closest to the story's end.
   placed.sort((a, b) => inRenderOrder(a.fired.entry, b.fired.entry));
   const lines: ActivatedLore['lines'] = [];
   const depth: DepthLore[] = [];
+  const authorsNote: AuthorsNoteLore[] = [];
   for (const k of placed) {
     const placement = k.fired.entry.card.placement;
-    if (placement?.kind === 'depth') {
+    if (placement?.kind === 'authorsNote') {
+      authorsNote.push({ edge: placement.edge ?? 'bottom', text: k.text, tokens: k.tokens });
+    } else if (placement?.kind === 'depth') {
       depth.push({
         depth: Math.max(0, placement.depth ?? 4),
         role: placement.role ?? 'system',
@@ -603,10 +755,41 @@ export function activateLore(
       };
       if (f.reason) record.reason = f.reason;
       if (f.step !== undefined) record.step = f.step;
-      if (f.entry.card.placement?.kind === 'depth') record.placement = 'depth';
+      if (trimmed.has(f)) record.trimmed = true;
+      const kind = f.entry.card.placement?.kind;
+      if (kind === 'depth' || kind === 'authorsNote') record.placement = kind;
       return record;
     });
-  return { lines, depth, tokens, records, misses };
+  const timedStarts = placed
+    .filter((k) => k.fired.reason !== 'sticky' && hasTimer(k.fired.entry.card))
+    .map((k) => k.fired.entry.card.id);
+  return { lines, depth, authorsNote, tokens, records, misses, timedStarts };
+}
+
+/**
+ * Each compiled card a timed effect holds on this turn: `sticky` while the story is at most
+ * `sticky` actions past its latest firing, then `cooldown` for `cooldown` more. Only cards with
+ * a timer and a firing on the path are looked up, so a book without timers pays nothing.
+ */
+function timedClock(
+  lore: CompiledLore,
+  timed: readonly TimedLoreFiring[] | undefined,
+): Map<CompiledCard, 'sticky' | 'cooldown'> {
+  const clock = new Map<CompiledCard, 'sticky' | 'cooldown'>();
+  if (!timed || timed.length === 0) return clock;
+  const latest = new Map<string, number>();
+  for (const { cardId, ago } of timed) {
+    if (ago >= 1 && ago < (latest.get(cardId) ?? Infinity)) latest.set(cardId, ago);
+  }
+  for (const entry of lore.cards) {
+    const ago = latest.get(entry.card.id);
+    if (ago === undefined || !hasTimer(entry.card)) continue;
+    const sticky = entry.card.timing?.sticky ?? 0;
+    const cooldown = entry.card.timing?.cooldown ?? 0;
+    if (ago <= sticky) clock.set(entry, 'sticky');
+    else if (ago <= sticky + cooldown) clock.set(entry, 'cooldown');
+  }
+  return clock;
 }
 
 /**
@@ -627,7 +810,8 @@ function drawChances(fired: Fired[], seed: string, misses: CardMiss[]): Fired[] 
   };
   const lucky = fired.filter((f) => {
     const p = f.entry.card.probability ?? 100;
-    if (p >= 100) return true;
+    // A sticky card drew when it fired; it does not draw again while it stays.
+    if (p >= 100 || f.reason === 'sticky') return true;
     const kept = seeded(`${seed}|${f.entry.card.id}|probability`) * 100 < p;
     if (!kept) miss(f, 'probability', `${p}%`);
     return kept;
@@ -645,8 +829,12 @@ function drawChances(fired: Fired[], seed: string, misses: CardMiss[]): Fired[] 
   for (const [name, members] of groups) {
     if (members.length < 2) continue;
     const overrides = members.filter((f) => f.entry.card.group?.override);
+    const sticky = members.find((f) => f.reason === 'sticky');
     let winner: Fired;
-    if (overrides.length > 0) {
+    if (sticky) {
+      // SillyTavern: a sticky member keeps its group.
+      winner = sticky;
+    } else if (overrides.length > 0) {
       winner = overrides.sort((a, b) => byPriorityThenOrder(a.entry, b.entry))[0];
     } else {
       const weights = members.map((f) => Math.max(0, f.entry.card.group?.weight ?? 100));

@@ -71,6 +71,7 @@ export const aidCodec: Codec<{ seen: Set<string> }> = {
     if (card.timing) warn('timed effects');
     if (card.group) warn('inclusion groups');
     if (card.placement?.kind === 'depth') warn('depth placement');
+    if (card.placement?.kind === 'authorsNote') warn("author's-note placement");
     if (card.scan) warn('scan windows');
     if (card.recursion) warn('recursion');
     if (card.caseSensitive || card.wholeWords) warn('case-sensitive and whole-word matching');

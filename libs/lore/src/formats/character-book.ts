@@ -50,6 +50,8 @@ function fieldsOf(raw: Json): StFields {
     groupWeight: num(ext.group_weight) ?? 100,
     groupOverride: bool(ext.group_override) ?? false,
     delay: num(ext.delay) ?? 0,
+    sticky: num(ext.sticky) ?? 0,
+    cooldown: num(ext.cooldown) ?? 0,
   };
 }
 
@@ -146,7 +148,11 @@ export function characterBookCodec(format: LoreFormat): Codec<BookContext> {
         ext.probability = st.probability;
         ext.useProbability = st.useProbability;
       }
-      if (changed('timing')) ext.delay = st.delay;
+      if (changed('timing')) {
+        ext.delay = st.delay;
+        ext.sticky = st.sticky;
+        ext.cooldown = st.cooldown;
+      }
       if (changed('group')) {
         ext.group = st.group;
         ext.group_weight = st.groupWeight;

@@ -95,6 +95,7 @@ export const koboldCodec: Codec<{ searchChars: number }> = {
     if (card.timing) warn('timed effects');
     if (card.priority !== undefined && card.priority !== 100) warn('priority (kept as list order)');
     if (card.placement?.kind === 'depth') warn('depth placement');
+    if (card.placement?.kind === 'authorsNote') warn("author's-note placement");
     if (card.scan && changed('scan')) warn('per-card scan windows');
     if (card.recursion) warn('recursion');
     if (card.notes && changed('notes')) warn('notes');

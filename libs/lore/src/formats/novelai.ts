@@ -1,7 +1,10 @@
 // NovelAI lorebooks: `{lorebookVersion, entries[], settings, categories[]}`. Defaults as the app
-// and public converters write them (docs/lore-formats.md §2.4). NovelAI's budgets, trimming, insertion position,
-// phrase biases and advanced conditions are kept verbatim (Chronicle does not run them yet).
+// and public converters write them (docs/lore-formats.md §2.4). Each entry's token budget, reservation and trim
+// become the card's budget; insertion position and unit, key-relative insertion, categories'
+// subcontexts, phrase biases and advanced conditions are kept verbatim (Chronicle places lore
+// in its own blocks, below the cached history, and does not run them).
 
+import type { CardBudget } from '@chronicle/context';
 import type { Codec } from '../lore.codec';
 import { keyList } from '../lore.codec';
 import { bool, isObject, num, str, strings, type Json } from '../lore.types';
@@ -34,6 +37,24 @@ function configOf(raw: Json): Json {
   return isObject(raw.contextConfig) ? raw.contextConfig : {};
 }
 
+const TRIM_DIRECTIONS = { trimBottom: 'end', trimTop: 'start', doNotTrim: 'none' } as const;
+const TRIM_UNITS = ['newline', 'sentence', 'token'] as const;
+
+/** An entry's contextConfig budget as the card's (NovelAI's defaults: trimBottom, sentence). */
+function budgetOf(config: Json): CardBudget {
+  const direction = str(config.trimDirection, 'trimBottom') as keyof typeof TRIM_DIRECTIONS;
+  const unit = str(config.maximumTrimType, 'sentence') as (typeof TRIM_UNITS)[number];
+  const max = num(config.tokenBudget);
+  const reserved = num(config.reservedTokens);
+  return {
+    // 1 is the whole context: no cap of its own.
+    ...(max !== undefined && max > 0 && max !== 1 && { maxTokens: max }),
+    ...(reserved !== undefined && reserved > 0 && { reservedTokens: reserved }),
+    trim: TRIM_DIRECTIONS[direction] ?? 'end',
+    trimUnit: TRIM_UNITS.includes(unit) ? unit : 'sentence',
+  };
+}
+
 export const novelAiCodec: Codec<NaiContext> = {
   format: 'novelai',
   family: ['novelai'],
@@ -58,14 +79,7 @@ export const novelAiCodec: Codec<NaiContext> = {
       .filter(Boolean);
     const category = ctx.categories.get(str(raw.category));
     const verbatim: string[] = [];
-    for (const field of [
-      'tokenBudget',
-      'reservedTokens',
-      'trimDirection',
-      'maximumTrimType',
-      'insertionType',
-      'insertionPosition',
-    ] as const) {
+    for (const field of ['insertionType', 'insertionPosition'] as const) {
       if (config[field] !== undefined && config[field] !== DEFAULT_CONTEXT_CONFIG[field]) {
         verbatim.push(field);
       }
@@ -99,6 +113,7 @@ export const novelAiCodec: Codec<NaiContext> = {
         // Community KB: plain keys are word-bounded.
         wholeWords: true,
         scan: { chars: num(raw.searchRange) ?? NAI_SEARCH_RANGE },
+        budget: budgetOf(config),
         ...(ctx.cascade && {
           recursion: { feedsOthers: true, triggeredByOthers: raw.nonStoryActivatable === true },
         }),
@@ -158,8 +173,18 @@ export const novelAiCodec: Codec<NaiContext> = {
       }
     }
     if (changed('recursion')) out.nonStoryActivatable = card.recursion?.triggeredByOthers === true;
+    if (changed('budget')) {
+      const budget = card.budget;
+      config.tokenBudget = budget?.maxTokens ?? 1;
+      config.reservedTokens = budget?.reservedTokens ?? 0;
+      // A card without a budget is left out whole when it does not fit: NovelAI's doNotTrim.
+      config.trimDirection =
+        budget?.trim === 'end' ? 'trimBottom' : budget?.trim === 'start' ? 'trimTop' : 'doNotTrim';
+      config.maximumTrimType = budget?.trimUnit ?? 'sentence';
+    }
     if (card.conditions?.length) warn('secondary-key conditions (NovelAI has no AND/NOT keys)');
     if (card.placement?.kind === 'depth') warn('depth placement');
+    if (card.placement?.kind === 'authorsNote') warn("author's-note placement");
     if (card.probability !== undefined) warn('probability');
     if (card.timing) warn('timed effects');
     if (card.group) warn('inclusion groups');

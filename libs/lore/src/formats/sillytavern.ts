@@ -5,6 +5,7 @@ import type {
   CardCondition,
   CardPlacement,
   CardRecursion,
+  CardTiming,
   ConditionMode,
 } from '@chronicle/context';
 import { readDecorators } from '../decorators';
@@ -16,8 +17,6 @@ export const ST_SCAN_MESSAGES = 2;
 /** selectiveLogic 0..3, in SillyTavern's numbering. */
 export const SELECTIVE_LOGIC: readonly ConditionMode[] = ['anyOf', 'notAllOf', 'noneOf', 'allOf'];
 const ROLES = ['system', 'user', 'assistant'] as const;
-/** Where SillyTavern's author's note sits in Chronicle's history (AUTHORS_NOTE_DEPTH). */
-const AUTHORS_NOTE_AT = 3;
 
 export interface StContext {
   /** SillyTavern keeps recursion in user settings; on when any entry uses a recursion flag. */
@@ -53,6 +52,8 @@ export interface StFields {
   groupWeight: number;
   groupOverride: boolean;
   delay: number;
+  sticky: number;
+  cooldown: number;
 }
 
 /** What an ST-shaped entry means to Chronicle; shared by the world file and card books. */
@@ -74,8 +75,8 @@ export function readStFields(
   if (f.position === 4) {
     placement = { kind: 'depth', depth: f.depth, role: ROLES[f.role] ?? 'system' };
   } else if (f.position === 2 || f.position === 3) {
-    // Author's note top / bottom: beside Chronicle's author's note in the history.
-    placement = { kind: 'depth', depth: AUTHORS_NOTE_AT, role: 'system' };
+    // Top / bottom of the Author's Note: beside Chronicle's author's note, wherever it goes.
+    placement = { kind: 'authorsNote', edge: f.position === 2 ? 'top' : 'bottom' };
   } else if (f.position >= 5) {
     verbatim.push(`position ${f.position}`);
   }
@@ -109,10 +110,15 @@ export function readStFields(
     .map((name) => name.trim())
     .filter(Boolean);
   const delay = Math.max(0, Math.floor(f.delay), decorated.delay ?? 0);
+  const timing: CardTiming = {
+    ...(delay > 0 && { delay }),
+    ...(f.sticky > 0 && { sticky: Math.floor(f.sticky) }),
+    ...(f.cooldown > 0 && { cooldown: Math.floor(f.cooldown) }),
+  };
   return {
     card: {
       ...card,
-      ...(delay > 0 && { timing: { delay } }),
+      ...(Object.keys(timing).length > 0 && { timing }),
       ...(probability < 100 && { probability: Math.max(0, probability) }),
       ...(names.length > 0 && {
         group: {
@@ -167,6 +173,7 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     warn('a second secondary-key condition (one selectiveLogic per entry)');
   const first = conditions[0];
   const placement = card.placement?.kind === 'depth' ? card.placement : undefined;
+  const note = card.placement?.kind === 'authorsNote' ? card.placement : undefined;
   return {
     key: keyList(card),
     keysecondary: first?.keys ?? [],
@@ -177,7 +184,7 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     constant: card.activation === 'always',
     disable: card.enabled === false || card.activation === 'inert',
     order: card.priority ?? 100,
-    position: placement ? 4 : 0,
+    position: placement ? 4 : note ? (note.edge === 'top' ? 2 : 3) : 0,
     depth: placement?.depth ?? 4,
     role: placement ? Math.max(0, ROLES.indexOf(placement.role ?? 'system')) : 0,
     scanDepth: card.scan?.actions ?? null,
@@ -192,6 +199,8 @@ export function writeStFields(card: ExportCard, warn: (loss: string) => void): P
     groupWeight: card.group?.weight ?? 100,
     groupOverride: card.group?.override ?? false,
     delay: card.timing?.delay ?? 0,
+    sticky: card.timing?.sticky ?? 0,
+    cooldown: card.timing?.cooldown ?? 0,
   };
 }
 
@@ -221,15 +230,14 @@ function stFieldsOf(raw: Json): StFields {
     groupWeight: num(raw.groupWeight) ?? 100,
     groupOverride: bool(raw.groupOverride) ?? false,
     delay: num(raw.delay) ?? 0,
+    sticky: num(raw.sticky) ?? 0,
+    cooldown: num(raw.cooldown) ?? 0,
   };
 }
 
 /** SillyTavern features Chronicle keeps only verbatim, by the field that carries them. */
 export function stVerbatim(get: (field: string) => unknown): string[] {
   const features: string[] = [];
-  for (const field of ['sticky', 'cooldown']) {
-    if ((num(get(field)) ?? 0) > 0) features.push(field);
-  }
   if (get('ignoreBudget') === true) features.push('ignoreBudget');
   if (get('vectorized') === true) features.push('vectorized');
   if (strings(get('triggers')).length > 0) features.push('generation triggers');
@@ -303,7 +311,11 @@ export const sillyTavernCodec: Codec<StContext> = {
       set('probability');
       set('useProbability');
     }
-    if (changed('timing')) set('delay');
+    if (changed('timing')) {
+      set('delay');
+      set('sticky');
+      set('cooldown');
+    }
     if (changed('group')) {
       set('group');
       set('groupWeight');

@@ -108,6 +108,8 @@ export const sillyTavernWorld = () => ({
       probability: 50,
       group: 'crew',
       sticky: 2,
+      cooldown: 3,
+      vectorized: true,
       displayIndex: 3,
     }),
     '4': stEntry({
@@ -466,3 +468,100 @@ export function largeWorld(count: number) {
   }
   return { name: 'Big book', entries };
 }
+
+/** An Agnai memory book, written from its MemoryBook type (spec §2.6). */
+export const agnaiMemoryBook = () => ({
+  kind: 'memory',
+  name: 'Harbour memory',
+  description: 'What the town remembers.',
+  entries: [
+    {
+      name: 'Mira',
+      entry: 'Mira keeps the light.',
+      keywords: ['Mira', 'keeper'],
+      priority: 10,
+      weight: 10,
+      enabled: true,
+    },
+    {
+      name: 'Tide',
+      entry: 'The tide turns at dusk.',
+      keywords: ['tide'],
+      priority: 5,
+      weight: 20,
+      enabled: true,
+    },
+    {
+      name: 'Old rumour',
+      entry: 'Nobody believes it.',
+      keywords: ['rumour'],
+      priority: 1,
+      weight: 1,
+      enabled: false,
+    },
+    { name: 'Note', entry: 'No keys here.', keywords: [], priority: 0, weight: 0, enabled: true },
+  ],
+});
+
+/** A Risu lorebook (spec §2.6): keys as comma strings. */
+export const risuLorebook = () => ({
+  type: 'risu',
+  ver: 1,
+  data: [
+    {
+      key: 'bell, tower',
+      secondkey: '',
+      comment: 'Bell',
+      content: 'The bell is cracked.',
+      mode: 'normal',
+      insertorder: 120,
+      alwaysActive: false,
+      selective: false,
+      activationPercent: 100,
+    },
+    {
+      key: 'ship',
+      secondkey: 'storm, night',
+      comment: 'Wreck',
+      content: 'A ship wrecked in a storm.',
+      mode: 'normal',
+      insertorder: 90,
+      alwaysActive: false,
+      selective: true,
+      activationPercent: 40,
+    },
+    {
+      key: '',
+      secondkey: '',
+      comment: 'Rules',
+      content: 'Write in the past tense.',
+      mode: 'normal',
+      insertorder: 100,
+      alwaysActive: true,
+      selective: false,
+    },
+    {
+      key: '',
+      secondkey: '',
+      comment: 'Places',
+      content: '',
+      mode: 'folder',
+      insertorder: 100,
+      alwaysActive: false,
+      selective: false,
+    },
+  ],
+});
+
+/** A NovelAI story file (`.story`): its lorebook under `content.lorebook` (spec §2.4). */
+export const novelAiStory = () => ({
+  storyContainerVersion: 1,
+  metadata: { storyMetadataVersion: 1, id: 'story-1', title: 'The Drowned Bell', remoteId: '' },
+  content: {
+    storyContentVersion: 6,
+    settings: { parameters: {} },
+    story: { version: 2, step: 0, datablocks: [] },
+    context: [{ text: 'Memory text', contextConfig: { budgetPriority: 800 } }],
+    lorebook: novelAiLorebook(),
+  },
+});
