@@ -102,6 +102,7 @@ export async function streamReply(
       // One adventure, one prompt cache: its turns share their prefix with each other only.
       cacheKey: adventureId,
       cacheBreakpoint: built.report.cache.breakpoint,
+      storyRoles: built.storyRoles,
     },
     signal,
   )) {
