@@ -41,6 +41,7 @@ export default tseslint.config(
                 '@chronicle/llm',
                 '@chronicle/platform',
                 '@chronicle/turn-stream',
+                '@chronicle/metrics',
                 '@chronicle/accounts',
                 '@chronicle/adventure-store',
                 '@chronicle/memory-store',
@@ -67,6 +68,8 @@ export default tseslint.config(
     { lib: 'llm', allowed: [] },
     { lib: 'queue', allowed: ['platform'] },
     { lib: 'turn-stream', allowed: ['platform'] },
+    // prom-client, wrapped once; it meters the model client, so it sits over llm.
+    { lib: 'metrics', allowed: ['platform', 'llm'] },
   ].map(({ lib, allowed }) => ({
     files: [`libs/${lib}/src/**/*.ts`],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**'],

@@ -2,6 +2,7 @@ import { UsageController } from './usage/usage.controller';
 import { UsageLedger } from './usage/usage-ledger.service';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
+import { MetricsModule } from '@chronicle/metrics';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import { APP_CONFIG } from './app-config.token';
@@ -21,6 +22,8 @@ import { TurnsController } from './adventures/turns.controller';
 import { TurnsUseCase } from './adventures/turns.use-case';
 import { StreamSlots } from './adventures/stream-slots';
 import { HealthController } from './health/health.controller';
+import { ApiMetrics } from './metrics/api-metrics';
+import { MetricsController } from './metrics/metrics.controller';
 import { MemoriesModule } from './memories/memories.module';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { ScriptsController } from './scripts/scripts.controller';
@@ -47,6 +50,7 @@ export class ApiModule {
         AuthModule.forRoot(config),
         ReplayModule.forRoot(config),
         ScriptSandboxModule.forRoot(config),
+        MetricsModule.forRoot({ app: 'api' }),
       ],
       controllers: [
         HealthController,
@@ -55,6 +59,7 @@ export class ApiModule {
         ScriptsController,
         AdminController,
         UsageController,
+        MetricsController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -70,6 +75,7 @@ export class ApiModule {
         ContextPreviewUseCase,
         ScriptsUseCase,
         UsageLedger,
+        ApiMetrics,
       ],
       exports: [APP_CONFIG],
     };

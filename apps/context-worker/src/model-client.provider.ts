@@ -7,7 +7,8 @@ import {
   scrubSecret,
   type ModelClient,
 } from '@chronicle/llm';
-import type { AppConfig } from '@chronicle/platform';
+import { ChronicleMetrics, MeteredModelClient } from '@chronicle/metrics';
+import { modelPriceTable, type AppConfig } from '@chronicle/platform';
 import { WORKER_CONFIG } from './worker-config.token';
 
 export const MODEL_CLIENT = Symbol('MODEL_CLIENT');
@@ -20,8 +21,8 @@ export class NarratorLabel {
 export const modelClientProviders: Provider[] = [
   {
     provide: MODEL_CLIENT,
-    inject: [WORKER_CONFIG],
-    useFactory: (config: AppConfig): ModelClient => {
+    inject: [WORKER_CONFIG, ChronicleMetrics],
+    useFactory: (config: AppConfig, metrics: ChronicleMetrics): ModelClient => {
       const offline = isOfflineConfig({ apiKey: config.modelApiKey });
       // Once, at start-up, so an operator sees which narrator is live; the key never appears.
       new Logger('ModelClient').log(
@@ -34,7 +35,12 @@ export const modelClientProviders: Provider[] = [
               defaultModel: config.modelName,
             },
       );
-      return createModelClient(modelConfigOf(config));
+      // Counted once here, for every caller: durations, errors by code, tokens and cost.
+      return new MeteredModelClient(
+        createModelClient(modelConfigOf(config)),
+        metrics,
+        modelPriceTable(config),
+      );
     },
   },
   {

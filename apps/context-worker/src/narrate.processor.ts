@@ -1,5 +1,6 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { ChronicleMetrics, TurnTimer } from '@chronicle/metrics';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type NarrateJob } from '@chronicle/queue';
 import { randomUUID } from 'node:crypto';
@@ -34,6 +35,8 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: ChronicleMetrics,
+    private readonly timer: TurnTimer,
   ) {
     super();
   }
@@ -41,6 +44,9 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   onApplicationBootstrap(): void {
     assertEveryJobHandled(NARRATE_HANDLERS, [QueueName.Narrate]);
     this.worker.concurrency = this.config.narrateConcurrency;
+    this.metrics.watchWorker(QueueName.Narrate, this.worker, (job, error) =>
+      job ? this.isFinal(job, error) : true,
+    );
     if (!this.worker.isRunning()) {
       this.worker.run().catch((error: unknown) => {
         this.logger.error({ msg: 'narrate worker stopped', error: describeError(error) });
@@ -55,7 +61,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     const { adventureId, turnId } = job.data;
     const attempt = job.attemptsMade + 1;
     const jobId = job.id ?? '';
-    return withLogContext({ adventureId, turnId, jobId, attempt }, async () => {
+    return withLogContext({ ...joinIds(job), jobId, attempt }, async () => {
       const untrack = this.controlPlane.trackJob({
         jobId,
         queue: QueueName.Narrate,
@@ -64,16 +70,20 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
         since: new Date().toISOString(),
       });
       try {
-        return await this.narrateTurn.execute({
-          adventureId,
-          turnId,
-          jobId,
-          attempt,
-          maxAttempts: this.maxAttempts(job),
-          // The lock token is the attempt's fence: a worker that takes a stalled job over has
-          // another, so the one that lost the lock can no longer write the turn's stream.
-          fence: token ?? randomUUID(),
-        });
+        // Timed from the POST the API received (the job's own creation for a job without it).
+        const requestedAt = job.data.requestedAt ?? job.timestamp;
+        return await this.timer.time({ requestedAt, attempt }, () =>
+          this.narrateTurn.execute({
+            adventureId,
+            turnId,
+            jobId,
+            attempt,
+            maxAttempts: this.maxAttempts(job),
+            // The lock token is the attempt's fence: a worker that takes a stalled job over has
+            // another, so the one that lost the lock can no longer write the turn's stream.
+            fence: token ?? randomUUID(),
+          }),
+        );
       } catch (error) {
         if (error instanceof TurnReleasedError || error instanceof TurnDeferredError) {
           // Back to the queue (at once, or after the wait) without spending an attempt.
@@ -108,32 +118,57 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   @OnWorkerEvent('failed')
   async onFailed(job: Job<NarrateJob> | undefined, error: Error): Promise<void> {
     if (!job || job.name !== JobName.NarrateTurn) return;
-    const final = job.attemptsMade >= this.maxAttempts(job) || error instanceof UnrecoverableError;
-    if (!final) return;
+    if (!this.isFinal(job, error)) return;
     const { adventureId, turnId } = job.data;
-    await withLogContext({ adventureId, turnId, jobId: job.id }, async () => {
-      try {
-        this.logger.warn({
-          msg: 'narrate job failed for good; recording the turn as lost',
-          error: describeError(error),
-          attemptsMade: job.attemptsMade,
-        });
-        await this.narrateTurn.recordFailure(
-          adventureId,
-          turnId,
-          FAILED_BY_QUEUE,
-          job.attemptsMade,
-        );
-      } catch (recordError) {
-        this.logger.error({
-          msg: 'could not record a failed turn',
-          error: describeError(recordError),
-        });
-      }
-    });
+    await withLogContext(
+      { ...joinIds(job), jobId: job.id, attempt: job.attemptsMade },
+      async () => {
+        try {
+          this.logger.warn({
+            msg: 'narrate job failed for good; recording the turn as lost',
+            error: describeError(error),
+            attemptsMade: job.attemptsMade,
+          });
+          await this.narrateTurn.recordFailure(
+            adventureId,
+            turnId,
+            FAILED_BY_QUEUE,
+            job.attemptsMade,
+          );
+        } catch (recordError) {
+          this.logger.error({
+            msg: 'could not record a failed turn',
+            error: describeError(recordError),
+          });
+        }
+      },
+    );
+  }
+
+  private isFinal(job: Job, error: Error): boolean {
+    return job.attemptsMade >= this.maxAttempts(job) || error instanceof UnrecoverableError;
   }
 
   private maxAttempts(job: Job): number {
     return Math.max(1, Math.min(job.opts.attempts ?? 1, this.config.narrateAttempts));
   }
+}
+
+/**
+ * The ids every log line of a narrate job carries, so they join the API's lines of the same
+ * turn: requestId and userId come with the job (absent on a job enqueued before they did).
+ */
+function joinIds(job: Job<NarrateJob>): {
+  adventureId: string;
+  turnId: string;
+  userId?: string;
+  requestId?: string;
+} {
+  const { adventureId, turnId, userId, requestId } = job.data;
+  return {
+    adventureId,
+    turnId,
+    ...(typeof userId === 'string' && { userId }),
+    ...(typeof requestId === 'string' && { requestId }),
+  };
 }

@@ -21,6 +21,7 @@ import {
 } from '@nestjs/common';
 import { adventureIdOfStream, NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
 import { JobName, jobOptions, QueueName, QueueProducer } from '@chronicle/queue';
 import { TURN_STREAM_REDIS } from '@chronicle/turn-stream';
@@ -63,6 +64,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: ChronicleMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -70,6 +72,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       // A slow pass (Redis or Postgres timing out) must not pile up overlapping ones.
       if (this.passing) return;
       this.passing = this.reconcileOnce()
+        .then((report) => this.metrics.recordReconcilePass(report))
         .catch((error: unknown) =>
           this.logger.warn({
             msg: 'reconcile pass failed; retrying on the next tick',
@@ -171,7 +174,9 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       // The old job is removed first: an add under an id that exists (failed, completed) is a
       // no-op. A remove that loses to a worker taking the job is harmless: the add then no-ops.
       await job?.remove().catch(() => undefined);
-      await this.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
+      // The turn's start (its row's, on this clock): POST → model request counts the loss too.
+      const requestedAt = Math.round(Date.now() - row.age_ms);
+      await this.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId, requestedAt });
       await db
         .updateTable('turns_in_flight')
         .set({ requeues: sql`requeues + 1`, requeued_at: sql`now()` })

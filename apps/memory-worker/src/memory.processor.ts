@@ -1,6 +1,7 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UpdateMemoryUseCase, type UpdateMemoryOutcome } from '@chronicle/memory-store';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type MemoryJob } from '@chronicle/queue';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
@@ -35,6 +36,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
     private readonly controlPlane: ControlPlane,
     private readonly lock: AdventureLock,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: ChronicleMetrics,
   ) {
     super();
   }
@@ -42,6 +44,12 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
   onApplicationBootstrap(): void {
     assertEveryJobHandled(MEMORY_HANDLERS, [QueueName.Memory]);
     this.worker.concurrency = this.config.memoryConcurrency;
+    this.metrics.watchWorker(
+      QueueName.Memory,
+      this.worker,
+      (job, error) =>
+        !job || job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError,
+    );
     if (!this.worker.isRunning()) {
       this.worker.run().catch((error: unknown) => {
         this.logger.error({ msg: 'memory worker stopped', error: describeError(error) });

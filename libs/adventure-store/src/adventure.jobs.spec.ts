@@ -16,14 +16,25 @@ describe('jobsAfter', () => {
       type: 'SubmitAction',
       data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1' },
     });
+    const owner = history.state.ownerId === null ? {} : { userId: history.state.ownerId };
     expect(jobsAfter(acted, history.state)).toEqual([
-      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't1' } },
+      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't1', ...owner } },
     ]);
     history.narrate();
     const retried = history.run({ type: 'RequestRetry', data: { turnId: 't2' } });
     expect(jobsAfter(retried, history.state)).toEqual([
-      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't2' } },
+      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't2', ...owner } },
     ]);
+  });
+
+  it('given the request that started the turn, then its narrate job carries its id and receive time', () => {
+    const history = adventure();
+    const acted = history.run({
+      type: 'SubmitAction',
+      data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1' },
+    });
+    const [job] = jobsAfter(acted, history.state, { requestId: 'req-1', requestedAt: 1234 });
+    expect(job.payload).toMatchObject({ turnId: 't1', requestId: 'req-1', requestedAt: 1234 });
   });
 
   it('given a narration, then a memory pass follows only when the adventure keeps memories or a summary', () => {

@@ -4,6 +4,14 @@
 import type { AdventureEvent, AdventureState } from '@chronicle/adventure';
 import { JobName, type JobRequest } from '@chronicle/queue';
 
+/** Where the decision came from, as the command's metadata says: carried to the narrate job. */
+export interface JobOrigin {
+  /** The request's correlation id. */
+  requestId?: string;
+  /** Epoch ms the API received the request. */
+  requestedAt?: number;
+}
+
 /**
  * - A turn that starts (a player action, a continue, a retry) is narrated.
  * - A narration is followed by a memory pass when the adventure keeps memories or a summary.
@@ -11,7 +19,11 @@ import { JobName, type JobRequest } from '@chronicle/queue';
  *   memory pass follows when the memory bank is on. The worker's own memories never start one.
  * At most one memory pass per append: the memory queue coalesces them per adventure anyway.
  */
-export function jobsAfter(events: readonly AdventureEvent[], state: AdventureState): JobRequest[] {
+export function jobsAfter(
+  events: readonly AdventureEvent[],
+  state: AdventureState,
+  origin: JobOrigin = {},
+): JobRequest[] {
   const adventureId = state.id;
   if (adventureId === null) return [];
   const { memoryBankEnabled, autoSummarize } = state.settings;
@@ -23,7 +35,13 @@ export function jobsAfter(events: readonly AdventureEvent[], state: AdventureSta
       case 'RetryRequested':
         jobs.push({
           jobName: JobName.NarrateTurn,
-          payload: { adventureId, turnId: event.data.turnId },
+          payload: {
+            adventureId,
+            turnId: event.data.turnId,
+            ...(state.ownerId !== null && { userId: state.ownerId }),
+            ...(origin.requestId !== undefined && { requestId: origin.requestId }),
+            ...(origin.requestedAt !== undefined && { requestedAt: origin.requestedAt }),
+          },
         });
         break;
       case 'Narrated':
