@@ -120,29 +120,27 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     if (!job || job.name !== JobName.NarrateTurn) return;
     if (!this.isFinal(job, error)) return;
     const { adventureId, turnId } = job.data;
-    await withLogContext(
-      { ...joinIds(job), jobId: job.id, attempt: job.attemptsMade },
-      async () => {
-        try {
-          this.logger.warn({
-            msg: 'narrate job failed for good; recording the turn as lost',
-            error: describeError(error),
-            attemptsMade: job.attemptsMade,
-          });
-          await this.narrateTurn.recordFailure(
-            adventureId,
-            turnId,
-            FAILED_BY_QUEUE,
-            job.attemptsMade,
-          );
-        } catch (recordError) {
-          this.logger.error({
-            msg: 'could not record a failed turn',
-            error: describeError(recordError),
-          });
-        }
-      },
-    );
+    const ids = { ...joinIds(job), jobId: job.id, attempt: job.attemptsMade };
+    await withLogContext(ids, async () => {
+      try {
+        this.logger.warn({
+          msg: 'narrate job failed for good; recording the turn as lost',
+          error: describeError(error),
+          attemptsMade: job.attemptsMade,
+        });
+        await this.narrateTurn.recordFailure(
+          adventureId,
+          turnId,
+          FAILED_BY_QUEUE,
+          job.attemptsMade,
+        );
+      } catch (recordError) {
+        this.logger.error({
+          msg: 'could not record a failed turn',
+          error: describeError(recordError),
+        });
+      }
+    });
   }
 
   private isFinal(job: Job, error: Error): boolean {
