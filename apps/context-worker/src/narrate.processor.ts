@@ -128,12 +128,13 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
           error: describeError(error),
           attemptsMade: job.attemptsMade,
         });
-        await this.narrateTurn.recordFailure(
+        const recorded = await this.narrateTurn.recordFailure(
           adventureId,
           turnId,
           FAILED_BY_QUEUE,
           job.attemptsMade,
         );
+        if (recorded) this.metrics.narrationsFailed.inc({ code: FAILED_BY_QUEUE.code });
       } catch (recordError) {
         this.logger.error({
           msg: 'could not record a failed turn',

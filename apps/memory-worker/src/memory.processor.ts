@@ -61,10 +61,11 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
     if (job.name !== JobName.UpdateMemory) {
       throw new UnrecoverableError(`the memory queue has no handler for job "${job.name}"`);
     }
-    const { adventureId } = job.data;
+    const { adventureId, userId } = job.data;
     const jobId = job.id ?? '';
     const attempt = job.attemptsMade + 1;
-    return withLogContext({ adventureId, jobId, attempt }, async () => {
+    const ids = { adventureId, ...(typeof userId === 'string' && { userId }), jobId, attempt };
+    return withLogContext(ids, async () => {
       if (!(await this.lock.acquire(adventureId, jobId))) {
         // Another pass over this adventure is running: look again shortly, without spending
         // an attempt (the model calls it would make would only be thrown away).

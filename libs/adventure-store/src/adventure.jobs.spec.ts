@@ -9,6 +9,11 @@ function adventure(settings: { memoryBankEnabled?: boolean; autoSummarize?: bool
   return AdventureHistory.create({ adventureId: 'a1', settings });
 }
 
+/** A memory job's payload: the adventure, and its owner for the worker's log lines. */
+function memoryPayload(ownerId: string | null) {
+  return { adventureId: 'a1', ...(ownerId === null ? {} : { userId: ownerId }) };
+}
+
 describe('jobsAfter', () => {
   it('given a player action or a retry, then its turn is narrated', () => {
     const history = adventure();
@@ -48,7 +53,9 @@ describe('jobsAfter', () => {
       const narrated = history.state.inFlight?.turnId ?? '';
       const events = history.run(narrationCommand(narrated, 'n1', { memoriesUsed: ['m1'] }));
       expect(jobsAfter(events, history.state)).toEqual(
-        passes ? [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }] : [],
+        passes
+          ? [{ jobName: JobName.UpdateMemory, payload: memoryPayload(history.state.ownerId) }]
+          : [],
       );
     }
   });
@@ -68,7 +75,7 @@ describe('jobsAfter', () => {
     const edited: AdventureEvent = { type: 'MemoryEdited', data: { memoryId: 'm1', text: 'y' } };
     const on = adventure({ memoryBankEnabled: true }).state;
     const off = adventure({ memoryBankEnabled: false }).state;
-    const pass = [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }];
+    const pass = [{ jobName: JobName.UpdateMemory, payload: memoryPayload(on.ownerId) }];
     expect(jobsAfter([written], on)).toEqual(pass);
     expect(jobsAfter([edited], on)).toEqual(pass);
     expect(jobsAfter([written, edited], on)).toEqual(pass);

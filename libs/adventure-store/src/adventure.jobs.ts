@@ -57,6 +57,11 @@ export function jobsAfter(
         break;
     }
   }
-  if (memoryPass) jobs.push({ jobName: JobName.UpdateMemory, payload: { adventureId } });
+  if (memoryPass) {
+    jobs.push({
+      jobName: JobName.UpdateMemory,
+      payload: { adventureId, ...(state.ownerId !== null && { userId: state.ownerId }) },
+    });
+  }
   return jobs;
 }

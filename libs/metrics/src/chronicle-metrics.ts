@@ -212,6 +212,9 @@ export class ChronicleMetrics {
     for (const [action, count] of Object.entries(actions)) {
       if (count > 0) this.reconcilerActions.inc({ action }, count);
     }
+    // The turns it ended are NarrationFailed this process appended, like the processor's.
+    if (report.lost > 0) this.narrationsFailed.inc({ code: 'lost' }, report.lost);
+    if (report.deadline > 0) this.narrationsFailed.inc({ code: 'deadline' }, report.deadline);
   }
 
   /**

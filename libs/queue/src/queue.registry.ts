@@ -32,6 +32,8 @@ export interface NarrateJob {
 
 export interface MemoryJob {
   adventureId: string;
+  /** The adventure's owner, so the worker's log lines name the user (absent on older jobs). */
+  userId?: string;
 }
 
 export interface JobPayloads {
