@@ -311,6 +311,19 @@ describe('a failing model', () => {
     }));
 });
 
+describe('METRICS_PORT', () => {
+  it('given a second worker on a port another one holds, when it starts, then it stops at once, naming the variable', () =>
+    system.explainFailure(async () => {
+      const port = new URL(contextWorker.metricsUrl()).port;
+      const second = await system.spawn('context-worker', { METRICS_PORT: port });
+      const exit = await second.waitForExit(60_000);
+      expect(exit.code).toBe(1);
+      expect(second.stdout).toContain(`METRICS_PORT ${port} on 127.0.0.1 is in use`);
+      // the one that holds it still answers
+      expect(await scrape(contextWorker)).toContain('chronicle_turns_total');
+    }));
+});
+
 function pick(line: Record<string, unknown>) {
   const { adventureId, turnId, jobId, requestId, userId } = line;
   return { adventureId, turnId, jobId, requestId, userId };
