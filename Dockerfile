@@ -25,6 +25,7 @@ COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 USER node
-EXPOSE 3000
+# the API (its /metrics included); a context worker's and a memory worker's /metrics (METRICS_PORT)
+EXPOSE 3000 9464 9465
 # Overridden per service in docker-compose.yml. The V8 flag is libs/platform/src/runtime.ts's.
 CMD ["node", "--max-semi-space-size=32", "dist/apps/api/src/main.js"]

@@ -45,6 +45,7 @@ export default tseslint.config(
                 '@chronicle/llm',
                 '@chronicle/platform',
                 '@chronicle/turn-stream',
+                '@chronicle/metrics',
                 '@chronicle/accounts',
                 '@chronicle/adventure-store',
                 '@chronicle/memory-store',
@@ -80,6 +81,8 @@ export default tseslint.config(
       lib: 'memory-store',
       allowed: [...PURE, 'accounts', 'adventure-store', 'event-store', 'llm', 'platform'],
     },
+    // prom-client, wrapped once; it meters the model client, so it sits over llm.
+    { lib: 'metrics', allowed: ['platform', 'llm'] },
   ].map(({ lib, allowed }) => ({
     files: [`libs/${lib}/src/**/*.ts`],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**'],

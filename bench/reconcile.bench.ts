@@ -37,6 +37,8 @@ export default async function reconcileBench(): Promise<string> {
     LOG_LEVEL: 'error',
     RECONCILE_INTERVAL_MS: String(INTERVAL_MS),
     NARRATE_CONCURRENCY: '1',
+    HOST: '127.0.0.1',
+    METRICS_PORT: '0',
   });
   const app = await startContextWorker(config, new JsonLogger('context-worker', 'error'));
   try {

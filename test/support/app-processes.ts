@@ -116,6 +116,19 @@ export class AppProcess {
     return lines;
   }
 
+  /**
+   * Where this process serves /metrics: the API on its own port; a worker on the port it logged
+   * (`metrics listening`, `metricsPort`: the harness starts workers with METRICS_PORT=0).
+   */
+  metricsUrl(): string {
+    if (this.url) return `${this.url}/metrics`;
+    const line = this.logs().find((entry) => entry.msg === 'metrics listening');
+    if (typeof line?.metricsPort !== 'number') {
+      throw new Error(`${this.app} (pid ${this.pid}) has not logged its metrics port`);
+    }
+    return `http://127.0.0.1:${line.metricsPort}/metrics`;
+  }
+
   /** Resolves when `test` holds over the captured output; rejects on exit or timeout. */
   async waitFor(what: string, test: () => boolean, timeoutMs: number): Promise<void> {
     if (test()) return;
@@ -381,11 +394,14 @@ export class AppSystem {
       RATE_LIMIT_TURNS_PER_MINUTE: '100000',
       RATE_LIMIT_WRITES_PER_MINUTE: '100000',
       RATE_LIMIT_ANON_PER_MINUTE: '100000',
+      // each worker's /metrics on a free port of its own (several run side by side)
+      METRICS_PORT: '0',
       ...this.extraEnv,
       ...overrides,
     };
     // workers listen on nothing; a PORT in their environment would only mislead a reader
     if (app !== 'api' && overrides.PORT === undefined) delete env.PORT;
+    if (app === 'api' && overrides.METRICS_PORT === undefined) delete env.METRICS_PORT;
     return env;
   }
 

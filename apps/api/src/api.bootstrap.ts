@@ -13,6 +13,7 @@ interface Router {
 }
 import { ApiModule } from './api.module';
 import { AccessGuard } from './auth/access.guard';
+import { ApiMetrics } from './metrics/api-metrics';
 import { errorBody, ErrorFilter } from './http/error.filter';
 import { correlate } from './http/correlation.middleware';
 import { serveWebClient, webClientDirectory } from './web/web-client';
@@ -66,6 +67,7 @@ export function configureHttp(
   app.disable('x-powered-by');
   app.set('trust proxy', config.trustProxy);
   app.use(correlate);
+  app.use(app.get(ApiMetrics, { strict: false }).observeRequests);
   app.use(securityHeaders);
   // Every request is decided before any body is read: nobody without a key costs a parse.
   app.use(app.get(AccessGuard, { strict: false }).admit);

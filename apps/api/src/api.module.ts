@@ -4,6 +4,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { SlowStatementsInterceptor } from './http/slow-statements';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
+import { MetricsModule } from '@chronicle/metrics';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import { APP_CONFIG } from './app-config.token';
@@ -23,6 +24,8 @@ import { TurnsController } from './adventures/turns.controller';
 import { TurnsUseCase } from './adventures/turns.use-case';
 import { StreamSlots } from './adventures/stream-slots';
 import { HealthController } from './health/health.controller';
+import { ApiMetrics } from './metrics/api-metrics';
+import { MetricsController } from './metrics/metrics.controller';
 import { MemoriesModule } from './memories/memories.module';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { ScriptsController } from './scripts/scripts.controller';
@@ -49,6 +52,7 @@ export class ApiModule {
         AuthModule.forRoot(config),
         ReplayModule.forRoot(config),
         ScriptSandboxModule.forRoot(config),
+        MetricsModule.forRoot({ app: 'api' }),
       ],
       controllers: [
         HealthController,
@@ -57,6 +61,7 @@ export class ApiModule {
         ScriptsController,
         AdminController,
         UsageController,
+        MetricsController,
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
@@ -73,6 +78,7 @@ export class ApiModule {
         ContextPreviewUseCase,
         ScriptsUseCase,
         UsageLedger,
+        ApiMetrics,
       ],
       exports: [APP_CONFIG],
     };

@@ -80,7 +80,15 @@ describe('POST /v1/adventures/:id/actions', () => {
       .get(QueueProducer)
       .queue(QueueName.Narrate)
       .getJob(`narrate-${turnId}`);
-    expect(job?.data).toEqual({ adventureId: id, turnId });
+    // Ids only, and when the API received the POST (the worker measures its wait from it).
+    expect(job?.data).toEqual({
+      adventureId: id,
+      turnId,
+      userId: expect.any(String),
+      requestId: expect.any(String),
+      requestedAt: expect.any(Number),
+    });
+    expect(Math.abs(Date.now() - (job?.data.requestedAt as number))).toBeLessThan(60_000);
 
     const entries = await api.app.get(TurnStreamPublisher).entries(turnId);
     expect(entries).toEqual([

@@ -1,9 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
-import { AccountsModule } from '@chronicle/accounts';
+import { AccountsModule, keysEqual } from '@chronicle/accounts';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
+import { MetricsModule, workerMetricsServer } from '@chronicle/metrics';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { narrateBackoff, QueueName, queueWorkerModules } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
@@ -55,6 +56,10 @@ export class ContextWorkerModule {
           app: 'context-worker',
         }),
         ScriptSandboxModule.forRoot(config),
+        MetricsModule.forRoot({
+          app: 'context-worker',
+          server: workerMetricsServer('context-worker', config, keysEqual),
+        }),
         ...queueWorkerModules(
           { redisUrl: config.redisUrl, prefix: config.queuePrefix },
           QueueName.Narrate,

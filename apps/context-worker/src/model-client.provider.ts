@@ -7,7 +7,8 @@ import {
   scrubSecret,
   type ModelClient,
 } from '@chronicle/llm';
-import type { AppConfig } from '@chronicle/platform';
+import { ChronicleMetrics, MeteredModelClient } from '@chronicle/metrics';
+import { modelPriceTable, type AppConfig } from '@chronicle/platform';
 import type { ProviderLimiter } from '@chronicle/queue';
 import { PROVIDER_LIMITER, providerLimitedClient } from './narrate.admission';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -22,8 +23,12 @@ export class NarratorLabel {
 export const modelClientProviders: Provider[] = [
   {
     provide: MODEL_CLIENT,
-    inject: [WORKER_CONFIG, PROVIDER_LIMITER],
-    useFactory: (config: AppConfig, limiter: ProviderLimiter | null): ModelClient => {
+    inject: [WORKER_CONFIG, PROVIDER_LIMITER, ChronicleMetrics],
+    useFactory: (
+      config: AppConfig,
+      limiter: ProviderLimiter | null,
+      metrics: ChronicleMetrics,
+    ): ModelClient => {
       const offline = isOfflineConfig({ apiKey: config.modelApiKey });
       // Once, at start-up, so an operator sees which narrator is live; the key never appears.
       new Logger('ModelClient').log(
@@ -36,8 +41,13 @@ export const modelClientProviders: Provider[] = [
               defaultModel: config.modelName,
             },
       );
-      // Every narration's usage and 429s reach the provider key's limiter, shared by all workers.
-      return providerLimitedClient(createModelClient(modelConfigOf(config)), limiter);
+      // Every narration's usage and 429s reach the provider key's limiter, shared by all workers;
+      // counted once here, for every caller: durations, errors by code, tokens and cost.
+      return new MeteredModelClient(
+        providerLimitedClient(createModelClient(modelConfigOf(config)), limiter),
+        metrics,
+        modelPriceTable(config),
+      );
     },
   },
   {

@@ -1,5 +1,6 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
+import { ChronicleMetrics, TurnTimer } from '@chronicle/metrics';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import {
   assertEveryJobHandled,
@@ -42,6 +43,8 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
     private readonly admission: NarrateAdmission,
+    private readonly metrics: ChronicleMetrics,
+    private readonly timer: TurnTimer,
   ) {
     super();
   }
@@ -49,6 +52,9 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   onApplicationBootstrap(): void {
     assertEveryJobHandled(NARRATE_HANDLERS, [QueueName.Narrate]);
     this.worker.concurrency = this.config.narrateConcurrency;
+    this.metrics.watchWorker(QueueName.Narrate, this.worker, (job, error) =>
+      job ? isFinal(job, error) : true,
+    );
     if (!this.worker.isRunning()) {
       this.worker.run().catch((error: unknown) => {
         this.logger.error({ msg: 'narrate worker stopped', error: describeError(error) });
@@ -63,7 +69,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     const { adventureId, turnId } = job.data;
     const attempt = job.attemptsMade + 1;
     const jobId = job.id ?? '';
-    return withLogContext({ adventureId, turnId, jobId, attempt }, async () => {
+    return withLogContext({ ...joinIds(job), jobId, attempt }, async () => {
       // The user's share and the provider's limits, shared by every worker: a turn over them
       // goes back to the queue delayed, without spending an attempt (see narrate.admission.ts).
       const admission = await this.admission.admit(job);
@@ -79,16 +85,20 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
         since: new Date().toISOString(),
       });
       try {
-        return await this.narrateTurn.execute({
-          adventureId,
-          turnId,
-          jobId,
-          attempt,
-          maxAttempts: attemptsOf(job),
-          // The lock token is the attempt's fence: a worker that takes a stalled job over has
-          // another, so the one that lost the lock can no longer write the turn's stream.
-          fence: token ?? randomUUID(),
-        });
+        // Timed from the POST the API received (the job's own creation for a job without it).
+        const requestedAt = job.data.requestedAt ?? job.timestamp;
+        return await this.timer.time({ requestedAt, attempt }, () =>
+          this.narrateTurn.execute({
+            adventureId,
+            turnId,
+            jobId,
+            attempt,
+            maxAttempts: attemptsOf(job),
+            // The lock token is the attempt's fence: a worker that takes a stalled job over has
+            // another, so the one that lost the lock can no longer write the turn's stream.
+            fence: token ?? randomUUID(),
+          }),
+        );
       } catch (error) {
         if (error instanceof TurnReleasedError || error instanceof TurnDeferredError) {
           // Back to the queue (at once, or after the wait) without spending an attempt.
@@ -124,22 +134,23 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
   @OnWorkerEvent('failed')
   async onFailed(job: Job<NarrateJob> | undefined, error: Error): Promise<void> {
     if (!job || job.name !== JobName.NarrateTurn) return;
-    const final = job.attemptsMade >= attemptsOf(job) || error instanceof UnrecoverableError;
-    if (!final) return;
+    if (!isFinal(job, error)) return;
     const { adventureId, turnId } = job.data;
-    await withLogContext({ adventureId, turnId, jobId: job.id }, async () => {
+    const ids = { ...joinIds(job), jobId: job.id, attempt: job.attemptsMade };
+    await withLogContext(ids, async () => {
       try {
         this.logger.warn({
           msg: 'narrate job failed for good; recording the turn as lost',
           error: describeError(error),
           attemptsMade: job.attemptsMade,
         });
-        await this.narrateTurn.recordFailure(
+        const recorded = await this.narrateTurn.recordFailure(
           adventureId,
           turnId,
           FAILED_BY_QUEUE,
           job.attemptsMade,
         );
+        if (recorded) this.metrics.narrationsFailed.inc({ code: FAILED_BY_QUEUE.code });
       } catch (recordError) {
         this.logger.error({
           msg: 'could not record a failed turn',
@@ -148,4 +159,28 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
       }
     });
   }
+}
+
+/**
+ * The ids every log line of a narrate job carries, so they join the API's lines of the same
+ * turn: requestId and userId come with the job (absent on a job enqueued before they did).
+ */
+function joinIds(job: Job<NarrateJob>): {
+  adventureId: string;
+  turnId: string;
+  userId?: string;
+  requestId?: string;
+} {
+  const { adventureId, turnId, userId, requestId } = job.data;
+  return {
+    adventureId,
+    turnId,
+    ...(typeof userId === 'string' && { userId }),
+    ...(typeof requestId === 'string' && { requestId }),
+  };
+}
+
+/** This failure ends the job: its last attempt, or one no retry can mend. */
+function isFinal(job: Job, error: Error): boolean {
+  return job.attemptsMade >= attemptsOf(job) || error instanceof UnrecoverableError;
 }

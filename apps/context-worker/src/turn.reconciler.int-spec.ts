@@ -3,6 +3,7 @@
 // its keys intact, and turns whose jobs keep vanishing or that run too long are ended; an active
 // job that nobody holds (its lock gone on two passes in a row) is put back.
 import type { NarratedData } from '@chronicle/adventure';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { JobName, QueueName } from '@chronicle/queue';
 import { sql } from 'kysely';
 import {
@@ -27,6 +28,19 @@ import { Worker } from 'bullmq';
 import Redis from 'ioredis';
 
 const CHAT = '/v1/chat/completions';
+
+/** What the harness's metrics counted for `labels` of a counter, once it is at least 1 (5 s). */
+async function counted(harness: WorkerHarness, name: string, labels: Record<string, string>) {
+  const metric = harness.app.get(ChronicleMetrics).registry.getSingleMetric(name);
+  for (let waited = 0; ; waited += 50) {
+    const { values } = await metric!.get();
+    const value = values
+      .filter((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))
+      .reduce((sum, v) => sum + v.value, 0);
+    if (value >= 1 || waited >= 5_000) return value;
+    await sleep(50);
+  }
+}
 
 function chunkTextAfterLastReset(entries: { event: string; data: unknown }[]): string {
   const reset = entries.map((e) => e.event).lastIndexOf('reset');
@@ -137,6 +151,12 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
     expect(events[events.length - 1].type).toBe('Narrated');
     const row = await harness.producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`);
     expect(row?.name).toBe(JobName.NarrateTurn);
+    // the requeued job carries the turn's start, so POST → model request counts the loss
+    expect(row?.data.requestedAt).toBeLessThanOrEqual(Date.now());
+    expect(row?.data.requestedAt).toBeGreaterThan(started - 5_000);
+    expect(
+      await counted(harness, 'chronicle_reconciler_actions_total', { action: 'requeued' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('re-enqueues the memory work the outbox asked for once Redis has lost its data', async () => {
@@ -204,6 +224,10 @@ describe('the reconciler ending turns', () => {
     });
     const entries = await finishedStream(harness, turnId);
     expect(entries[entries.length - 1]).toMatchObject({ event: 'error', data: { code: 'lost' } });
+    expect(await counted(harness, 'chronicle_reconciler_actions_total', { action: 'lost' })).toBe(
+      1,
+    );
+    expect(await counted(harness, 'chronicle_narrations_failed_total', { code: 'lost' })).toBe(1);
   });
 
   it('ends a turn in flight past NARRATE_TURN_DEADLINE_MS as deadline, and stops its model call', async () => {

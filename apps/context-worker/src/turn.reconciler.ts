@@ -21,6 +21,7 @@ import {
 } from '@nestjs/common';
 import { adventureIdOfStream, NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
 import { JobName, narrateJobId, QueueName, QueueProducer } from '@chronicle/queue';
 import type { Job } from 'bullmq';
@@ -60,6 +61,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: ChronicleMetrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -67,6 +69,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       // A slow pass (Redis or Postgres timing out) must not pile up overlapping ones.
       if (this.passing) return;
       this.passing = this.reconcileOnce()
+        .then((report) => this.metrics.recordReconcilePass(report))
         .catch((error: unknown) =>
           this.logger.warn({
             msg: 'reconcile pass failed; retrying on the next tick',
@@ -165,7 +168,9 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       // The old job is removed first: an add under an id that exists (failed, completed) is a
       // no-op. A remove that loses to a worker taking the job is harmless: the add then no-ops.
       await job?.remove().catch(() => undefined);
-      await this.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
+      // The turn's start (its row's, on this clock): POST → model request counts the loss too.
+      const requestedAt = Math.round(Date.now() - row.age_ms);
+      await this.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId, requestedAt });
       await db
         .updateTable('turns_in_flight')
         .set({ requeues: sql`requeues + 1`, requeued_at: sql`now()` })

@@ -51,6 +51,9 @@ beforeAll(async () => {
     MODEL_NAME: 'fake-model',
     EMBEDDING_MODEL: 'fake-embed',
     MEMORY_CONCURRENCY: '2',
+    // its /metrics on any free loopback port: test files run side by side
+    HOST: '127.0.0.1',
+    METRICS_PORT: '0',
   });
   app = await startMemoryWorker(config, new JsonLogger('memory-worker', config.logLevel));
   adventures = app.get(AdventureCommandHandler);

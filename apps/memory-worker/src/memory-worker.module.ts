@@ -1,13 +1,20 @@
-import { AccountsModule } from '@chronicle/accounts';
+import { AccountsModule, keysEqual } from '@chronicle/accounts';
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import {
+  ChronicleMetrics,
+  MeteredModelClient,
+  MetricsModule,
+  workerMetricsServer,
+} from '@chronicle/metrics';
+import {
   closeRedis,
   ControlPlaneModule,
   createLockConnection,
+  modelPriceTable,
   type AppConfig,
 } from '@chronicle/platform';
 import { QueueName, queueWorkerModules } from '@chronicle/queue';
@@ -48,7 +55,19 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
         ...adventureInfrastructure(config),
         // The memory worker's model calls count toward their owner's daily budget.
         AccountsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
-        MemoryStoreModule.forRoot({ model: modelConfigOf(config) }),
+        MetricsModule.forRoot({
+          app: 'memory-worker',
+          server: workerMetricsServer('memory-worker', config, keysEqual),
+        }),
+        MemoryStoreModule.forRoot({
+          model: modelConfigOf(config),
+          // Every memory and summary call counted: durations, errors by code, tokens and cost.
+          wrapModelClient: {
+            inject: [ChronicleMetrics],
+            wrap: (client, metrics: ChronicleMetrics) =>
+              new MeteredModelClient(client, metrics, modelPriceTable(config)),
+          },
+        }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,
           installation: config.queuePrefix,

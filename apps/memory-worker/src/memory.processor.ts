@@ -1,6 +1,7 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
 import { UpdateMemoryUseCase, type UpdateMemoryOutcome } from '@chronicle/memory-store';
+import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type MemoryJob } from '@chronicle/queue';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
@@ -35,6 +36,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
     private readonly controlPlane: ControlPlane,
     private readonly lock: AdventureLock,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: ChronicleMetrics,
   ) {
     super();
   }
@@ -42,6 +44,12 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
   onApplicationBootstrap(): void {
     assertEveryJobHandled(MEMORY_HANDLERS, [QueueName.Memory]);
     this.worker.concurrency = this.config.memoryConcurrency;
+    this.metrics.watchWorker(
+      QueueName.Memory,
+      this.worker,
+      (job, error) =>
+        !job || job.attemptsMade >= (job.opts.attempts ?? 1) || error instanceof UnrecoverableError,
+    );
     if (!this.worker.isRunning()) {
       this.worker.run().catch((error: unknown) => {
         this.logger.error({ msg: 'memory worker stopped', error: describeError(error) });
@@ -53,10 +61,11 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
     if (job.name !== JobName.UpdateMemory) {
       throw new UnrecoverableError(`the memory queue has no handler for job "${job.name}"`);
     }
-    const { adventureId } = job.data;
+    const { adventureId, userId } = job.data;
     const jobId = job.id ?? '';
     const attempt = job.attemptsMade + 1;
-    return withLogContext({ adventureId, jobId, attempt }, async () => {
+    const ids = { adventureId, ...(typeof userId === 'string' && { userId }), jobId, attempt };
+    return withLogContext(ids, async () => {
       if (!(await this.lock.acquire(adventureId, jobId))) {
         // Another pass over this adventure is running: look again shortly, without spending
         // an attempt (the model calls it would make would only be thrown away).

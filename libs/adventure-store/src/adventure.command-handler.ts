@@ -25,7 +25,7 @@ import { LruCache } from '@chronicle/platform';
 import { ActionTextCache } from './action-text.cache';
 import { outboxRow } from '@chronicle/queue';
 import { decideCommand, type Command } from './adventure.decide';
-import { jobsAfter } from './adventure.jobs';
+import { jobsAfter, type JobOrigin } from './adventure.jobs';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 
 // The adventure as the apps see it: load the projection (snapshot + newer
@@ -240,7 +240,7 @@ export class AdventureCommandHandler {
       try {
         const result = await this.eventStore.appendToStream(streamId, newEvents, {
           expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
-          outbox: jobsAfter(events, state).map(outboxRow),
+          outbox: jobsAfter(events, state, jobOrigin(metadata)).map(outboxRow),
         });
         if (result.duplicate) {
           this.cache.delete(adventureId);
@@ -368,4 +368,13 @@ export class AdventureCommandHandler {
   private remember(adventureId: string, state: AdventureState): void {
     this.cache.set(adventureId, state);
   }
+}
+
+/** The request id and receive time a command's metadata carries, for the jobs it causes. */
+function jobOrigin(metadata: CommandMetadata): JobOrigin {
+  const { correlationId, requestedAt } = metadata;
+  return {
+    ...(typeof correlationId === 'string' && { requestId: correlationId }),
+    ...(typeof requestedAt === 'number' && Number.isFinite(requestedAt) && { requestedAt }),
+  };
 }

@@ -9,6 +9,11 @@ function adventure(settings: { memoryBankEnabled?: boolean; autoSummarize?: bool
   return AdventureHistory.create({ adventureId: 'a1', settings });
 }
 
+/** A memory job's payload: the adventure, and its owner for the worker's log lines. */
+function memoryPayload(ownerId: string | null) {
+  return { adventureId: 'a1', ...(ownerId === null ? {} : { userId: ownerId }) };
+}
+
 describe('jobsAfter', () => {
   it('given a player action or a retry, then its turn is narrated', () => {
     const history = adventure();
@@ -16,13 +21,14 @@ describe('jobsAfter', () => {
       type: 'SubmitAction',
       data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1' },
     });
+    const owner = history.state.ownerId === null ? {} : { userId: history.state.ownerId };
     expect(jobsAfter(acted, history.state)).toEqual([
-      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't1' } },
+      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't1', ...owner } },
     ]);
     history.narrate();
     const retried = history.run({ type: 'RequestRetry', data: { turnId: 't2' } });
     expect(jobsAfter(retried, history.state)).toEqual([
-      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't2' } },
+      { jobName: JobName.NarrateTurn, payload: { adventureId: 'a1', turnId: 't2', ...owner } },
     ]);
   });
 
@@ -37,6 +43,16 @@ describe('jobsAfter', () => {
     expect(jobsAfter(imported, history.state)).toEqual([]);
   });
 
+  it('given the request that started the turn, then its narrate job carries its id and receive time', () => {
+    const history = adventure();
+    const acted = history.run({
+      type: 'SubmitAction',
+      data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1' },
+    });
+    const [job] = jobsAfter(acted, history.state, { requestId: 'req-1', requestedAt: 1234 });
+    expect(job.payload).toMatchObject({ turnId: 't1', requestId: 'req-1', requestedAt: 1234 });
+  });
+
   it('given a narration, then a memory pass follows only when the adventure keeps memories or a summary', () => {
     for (const [settings, passes] of [
       [{ memoryBankEnabled: false, autoSummarize: false }, false],
@@ -48,7 +64,9 @@ describe('jobsAfter', () => {
       const narrated = history.state.inFlight?.turnId ?? '';
       const events = history.run(narrationCommand(narrated, 'n1', { memoriesUsed: ['m1'] }));
       expect(jobsAfter(events, history.state)).toEqual(
-        passes ? [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }] : [],
+        passes
+          ? [{ jobName: JobName.UpdateMemory, payload: memoryPayload(history.state.ownerId) }]
+          : [],
       );
     }
   });
@@ -68,7 +86,7 @@ describe('jobsAfter', () => {
     const edited: AdventureEvent = { type: 'MemoryEdited', data: { memoryId: 'm1', text: 'y' } };
     const on = adventure({ memoryBankEnabled: true }).state;
     const off = adventure({ memoryBankEnabled: false }).state;
-    const pass = [{ jobName: JobName.UpdateMemory, payload: { adventureId: 'a1' } }];
+    const pass = [{ jobName: JobName.UpdateMemory, payload: memoryPayload(on.ownerId) }];
     expect(jobsAfter([written], on)).toEqual(pass);
     expect(jobsAfter([edited], on)).toEqual(pass);
     expect(jobsAfter([written, edited], on)).toEqual(pass);

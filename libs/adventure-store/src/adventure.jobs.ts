@@ -4,6 +4,14 @@
 import type { AdventureState, DecidedEvent } from '@chronicle/adventure';
 import { JobName, type JobRequest } from '@chronicle/queue';
 
+/** Where the decision came from, as the command's metadata says: carried to the narrate job. */
+export interface JobOrigin {
+  /** The request's correlation id. */
+  requestId?: string;
+  /** Epoch ms the API received the request. */
+  requestedAt?: number;
+}
+
 /**
  * - An imported event (its metadata says `importedFrom`) calls for nothing here: its work was
  *   the installation's it was recorded on, as the usage ledger too counts it as theirs.
@@ -13,7 +21,11 @@ import { JobName, type JobRequest } from '@chronicle/queue';
  *   memory pass follows when the memory bank is on. The worker's own memories never start one.
  * At most one memory pass per append: the memory queue coalesces them per adventure anyway.
  */
-export function jobsAfter(events: readonly DecidedEvent[], state: AdventureState): JobRequest[] {
+export function jobsAfter(
+  events: readonly DecidedEvent[],
+  state: AdventureState,
+  origin: JobOrigin = {},
+): JobRequest[] {
   const adventureId = state.id;
   if (adventureId === null) return [];
   const { memoryBankEnabled, autoSummarize } = state.settings;
@@ -26,7 +38,13 @@ export function jobsAfter(events: readonly DecidedEvent[], state: AdventureState
       case 'RetryRequested':
         jobs.push({
           jobName: JobName.NarrateTurn,
-          payload: { adventureId, turnId: event.data.turnId },
+          payload: {
+            adventureId,
+            turnId: event.data.turnId,
+            ...(state.ownerId !== null && { userId: state.ownerId }),
+            ...(origin.requestId !== undefined && { requestId: origin.requestId }),
+            ...(origin.requestedAt !== undefined && { requestedAt: origin.requestedAt }),
+          },
         });
         break;
       case 'Narrated':
@@ -42,6 +60,11 @@ export function jobsAfter(events: readonly DecidedEvent[], state: AdventureState
         break;
     }
   }
-  if (memoryPass) jobs.push({ jobName: JobName.UpdateMemory, payload: { adventureId } });
+  if (memoryPass) {
+    jobs.push({
+      jobName: JobName.UpdateMemory,
+      payload: { adventureId, ...(state.ownerId !== null && { userId: state.ownerId }) },
+    });
+  }
   return jobs;
 }

@@ -1,7 +1,9 @@
 export * from './model-client.types';
 export {
+  MODEL_ERROR_CODES,
   ModelError,
   isModelError,
+  modelErrorCode,
   parseRetryAfter,
   scrubSecret,
   type ModelErrorInit,

@@ -76,6 +76,28 @@ export function isModelError(error: unknown): error is ModelError {
   return error instanceof ModelError;
 }
 
+/**
+ * The stable code of each kind of model failure: the code NarrationFailed records (and the
+ * metrics count failed calls by). A provider's 5xx is `model_unreachable`: to the player it is
+ * the same as a provider that cannot be reached (try again in a moment).
+ */
+export const MODEL_ERROR_CODES = {
+  auth: 'model_unauthorized',
+  not_found: 'model_not_found',
+  rate_limited: 'model_rate_limited',
+  unreachable: 'model_unreachable',
+  timeout: 'model_timeout',
+  server: 'model_unreachable',
+  bad_request: 'model_bad_request',
+  cut: 'model_stream_broken',
+  cancelled: 'cancelled',
+} as const satisfies Record<ModelErrorKind, string>;
+
+/** The stable code of a failed model call: its kind's, `internal` for anything not a ModelError. */
+export function modelErrorCode(error: unknown): string {
+  return isModelError(error) ? MODEL_ERROR_CODES[error.kind] : 'internal';
+}
+
 const REDACTED = '[redacted]';
 
 /**

@@ -1,4 +1,4 @@
-import { type DynamicModule, Global, Module } from '@nestjs/common';
+import { type DynamicModule, Global, type InjectionToken, Module } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
@@ -21,6 +21,14 @@ export const MEMORY_EMBEDDER = Symbol('MEMORY_EMBEDDER');
 export interface MemoryStoreOptions {
   /** The model client's and the embedder's configuration; no key → the offline pair. */
   model: ModelConfig;
+  /**
+   * Wraps the memory pass's model client (the memory worker meters it, libs/metrics), given the
+   * providers `inject` names.
+   */
+  wrapModelClient?: {
+    inject: InjectionToken[];
+    wrap: (client: ModelClient, ...deps: never[]) => ModelClient;
+  };
 }
 
 /**
@@ -35,7 +43,14 @@ export class MemoryStoreModule {
     return {
       module: MemoryStoreModule,
       providers: [
-        { provide: MEMORY_MODEL_CLIENT, useFactory: () => createModelClient(options.model) },
+        {
+          provide: MEMORY_MODEL_CLIENT,
+          inject: options.wrapModelClient?.inject ?? [],
+          useFactory: (...deps: never[]) => {
+            const client = createModelClient(options.model);
+            return options.wrapModelClient ? options.wrapModelClient.wrap(client, ...deps) : client;
+          },
+        },
         { provide: MEMORY_EMBEDDER, useFactory: () => createEmbedder(options.model) },
         {
           provide: EmbeddingRepository,

@@ -48,7 +48,14 @@ export async function runProcess(spec: ProcessSpec): Promise<void> {
     process.exit(1);
   }
 
-  const app = await spec.start(config, logger);
+  let app: INestApplicationContext;
+  try {
+    app = await spec.start(config, logger);
+  } catch (error) {
+    // A port in use, a provider that cannot start: one readable line, not a stack-trace wall.
+    logger.event('error', 'start-up failed', { error: describeError(error) });
+    process.exit(1);
+  }
   installShutdown(app, config.shutdownTimeoutMs, logger);
   logger.event('info', `${spec.app} ready`, {
     narrator: config.modelApiKey ? 'remote' : 'offline',

@@ -23,6 +23,8 @@ export interface AppConfig {
   queuePrefix: string;
   host: string;
   port: number;
+  /** A worker's /metrics port; undefined: its app's default (see libs/metrics). */
+  metricsPort: number | undefined;
   logLevel: LogLevel;
   modelBaseUrl: string;
   modelApiKey: string | undefined;
@@ -209,8 +211,21 @@ export const CONFIG_VARIABLES = [
     "The installation's name: it begins every Redis key and channel message (BullMQ's as `{<prefix>:<queue>}`), so several installations can share one Redis.",
     slug,
   ),
-  v('HOST', 'host', '0.0.0.0', 'Interface the API listens on.', text),
-  v('PORT', 'port', '3000', 'Port the API listens on.', int(1, 65535)),
+  v(
+    'HOST',
+    'host',
+    '0.0.0.0',
+    "Interface the API listens on, and each worker's /metrics server.",
+    text,
+  ),
+  v('PORT', 'port', '3000', 'Port the API listens on (its /metrics included).', int(1, 65535)),
+  v(
+    'METRICS_PORT',
+    'metricsPort',
+    '',
+    "Port a worker serves /metrics on (behind ADMIN_API_KEY). Empty: 9464 for the context worker, 9465 for the memory worker, so `npm start`'s one of each fit on one host; several workers of one app on one host each need their own, or 0 (any free port, logged as `metricsPort`). The API serves /metrics on PORT.",
+    (raw) => (raw.trim() === '' ? undefined : int(0, 65535)(raw)),
+  ),
   v('LOG_LEVEL', 'logLevel', 'info', 'debug, info, warn or error.', (raw) => {
     if (!LOG_LEVELS.includes(raw as LogLevel))
       throw new InvalidValue(`must be one of ${LOG_LEVELS.join(', ')}`);

@@ -22,10 +22,18 @@ export type JobName = (typeof JobName)[keyof typeof JobName];
 export interface NarrateJob {
   adventureId: string;
   turnId: string;
+  /** The adventure's owner, so the worker's log lines name the user (absent on older jobs). */
+  userId?: string;
+  /** The id of the request that started the turn: the worker logs it, joining its lines to the API's. */
+  requestId?: string;
+  /** Epoch ms the API received that request: the worker measures POST → model request from it. */
+  requestedAt?: number;
 }
 
 export interface MemoryJob {
   adventureId: string;
+  /** The adventure's owner, so the worker's log lines name the user (absent on older jobs). */
+  userId?: string;
 }
 
 export interface JobPayloads {

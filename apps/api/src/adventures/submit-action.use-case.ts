@@ -28,7 +28,9 @@ import {
   type HookChainResult,
 } from '@chronicle/scripting';
 import { ScriptsUnavailableError } from '../scripts/scripts.use-case';
+import { currentLogContext } from '@chronicle/platform';
 import { scriptMessageFrames, TurnStreamPublisher, type TurnFrame } from '@chronicle/turn-stream';
+import { requestReceivedAt } from '../http/correlation.middleware';
 import { requestMetadata } from '../http/request-actor';
 import { AdventureIndexRepository } from './adventure-index.repository';
 import { turnStreamPath } from './adventure.reader';
@@ -210,6 +212,7 @@ export class SubmitActionUseCase {
     command: AdventureCommand & { data: { turnId: string } },
   ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
+    currentLogContext().turnId = turnId;
     const fingerprint = requestFingerprint(request);
     try {
       const state = await this.adventures.get(adventureId);
@@ -222,7 +225,8 @@ export class SubmitActionUseCase {
       const handled = await this.adventures.handle(
         adventureId,
         { ...command, key: eventId },
-        { ...requestMetadata(), requestFingerprint: fingerprint },
+        // requestedAt goes with the narrate job: POST → model request is measured from it.
+        { ...requestMetadata(), requestFingerprint: fingerprint, requestedAt: requestReceivedAt() },
         { state },
       );
       if (handled.duplicate && clientId !== undefined) {
@@ -300,9 +304,11 @@ export class SubmitActionUseCase {
       await this.stream.publishMany(turnId, frames);
     } catch (error) {
       // The log has the outcome: a follower that misses the frame gets `stopped` from it.
-      this.logger.warn(
-        `could not publish script frames for turn ${turnId}: ${(error as Error).message}`,
-      );
+      this.logger.warn({
+        msg: 'could not publish script frames',
+        turnId,
+        error: (error as Error).message,
+      });
     }
   }
 
@@ -315,7 +321,11 @@ export class SubmitActionUseCase {
       });
     } catch (error) {
       // The turn is accepted and queued; a client that misses `player` still gets the rest.
-      this.logger.warn(`could not publish player for turn ${turnId}: ${(error as Error).message}`);
+      this.logger.warn({
+        msg: "could not publish the turn's player frame",
+        turnId,
+        error: (error as Error).message,
+      });
     }
   }
 }

@@ -134,7 +134,11 @@ export class TurnsController {
       }
     } catch (error) {
       if (!disconnected.signal.aborted) {
-        this.logger.error(`turn ${turnId} stream failed: ${(error as Error).message}`);
+        this.logger.error({
+          msg: 'turn stream failed',
+          turnId,
+          error: (error as Error).message,
+        });
         // Not an `error` event: that one ends the turn on a client's screen, and the turn goes on
         // (the worker still narrates it). A comment, then the end of the response: the client
         // reconnects with Last-Event-ID, as EventSource does by itself.

@@ -96,12 +96,16 @@ export class TurnsUseCase {
           cancelled: true,
         })
         .catch((error: Error) =>
-          this.logger.warn(`could not end the stream of turn ${turnId}: ${error.message}`),
+          this.logger.warn({
+            msg: "could not end the cancelled turn's stream",
+            turnId,
+            error: error.message,
+          }),
         ),
       this.controlPlane
         .cancelTurn(adventureId, turnId)
         .catch((error: Error) =>
-          this.logger.warn(`could not signal the cancel of turn ${turnId}: ${error.message}`),
+          this.logger.warn({ msg: 'could not signal the cancel', turnId, error: error.message }),
         ),
     ]);
     return { turnId, status: 'cancelled' as const, version: handled.state.version };

@@ -15,12 +15,12 @@ import {
   UnauthorizedError,
   keysEqual,
 } from '@chronicle/accounts';
-import type { AppConfig } from '@chronicle/platform';
+import { currentLogContext, type AppConfig } from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
 import { answerFor, errorBody } from '../http/error.filter';
 import { isUuid } from '../http/path-params.pipe';
 import { AUTH_CONFIG } from './auth.config';
-import { isAdminPath, isOpenRequest } from './open-paths';
+import { isAdminPath, isAdminRoute, isOpenRequest } from './open-paths';
 import { attachRequestUser, requestUserOf, type RequestUser } from './request-user';
 import { STARTS_TURN } from './starts-turn.decorator';
 
@@ -29,7 +29,8 @@ import { STARTS_TURN } from './starts-turn.decorator';
 // `admit` runs first, before routing, for every request whatever its path: only the explicit
 // allow-list (OPEN_PATHS, matched as sent) is open; every other request — a route, a typo, a
 // case, slash, percent-encoding, dot-segment or `;params` spelling of either — needs a key. A
-// path any router could read as /v1/admin needs the admin key; everything else a user's key.
+// path any router could read as /v1/admin or /metrics needs the admin key; everything else a
+// user's key.
 // So no spelling can reach a handler unauthenticated, whatever Express's matching does.
 //
 // `canActivate` runs on the route Express matched (case-sensitive and strict, see
@@ -113,7 +114,7 @@ export class AccessGuard implements CanActivate {
     if (isOpenRequest(req.method, req.url)) return true;
     const route: string = (req.route as { path?: string } | undefined)?.path ?? req.path;
 
-    if (route === '/v1/admin' || route.startsWith('/v1/admin/')) {
+    if (isAdminRoute(route)) {
       if (req.chronicleAdmin === true) return true;
       throw new UnauthorizedError('admin routes need the admin key');
     }
@@ -172,6 +173,12 @@ export class AccessGuard implements CanActivate {
     if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
       throw new NotFoundError(`adventure ${adventureId} not found`);
     }
+    // Every log line of the request names the adventure (and the turn a turn route names), as
+    // the worker's lines do: the ids that join them. Added once it is the caller's.
+    const context = currentLogContext();
+    context.adventureId = adventureId;
+    const turnId = req.params.turnId;
+    if (typeof turnId === 'string' && isUuid(turnId)) context.turnId = turnId;
   }
 
   private async count(bucket: string, subject: string, limit: number, what: string) {

@@ -57,4 +57,24 @@ describe('the open allow-list', () => {
     expect(isAdminPath('/v1/adventures')).toBe(false);
     expect(canonicalPath('/A/./b//c/../D;x?q')).toBe('/a/b/d');
   });
+
+  it('given spellings a router could read as /metrics, when checked, then all need the admin key', () => {
+    for (const path of [
+      '/metrics',
+      '/METRICS',
+      '/metrics/',
+      '/metrics?x=1',
+      '/%6detrics',
+      '/%256detrics',
+      '//metrics',
+      '/x/../metrics',
+      '/metrics;p=1',
+      '/\\metrics',
+      'http://h/metrics',
+    ]) {
+      expect({ path, admin: isAdminPath(path) }).toEqual({ path, admin: true });
+    }
+    expect(isOpenRequest('GET', '/metrics')).toBe(false);
+    expect(isAdminPath('/metricsx')).toBe(false);
+  });
 });

@@ -87,7 +87,15 @@ export function canonicalPath(url: string): string {
   return `/${segments.join('/')}`;
 }
 
+/** The trees only the admin key opens: the admin routes and the Prometheus metrics. */
+const ADMIN_TREES = ['/v1/admin', '/metrics'];
+
+/** Whether a router could read `url` as an admin route or /metrics (held to the admin key). */
 export function isAdminPath(url: string): boolean {
-  const path = canonicalPath(url);
-  return path === '/v1/admin' || path.startsWith('/v1/admin/');
+  return isAdminRoute(canonicalPath(url));
+}
+
+/** Whether a path (canonical, or a route template as Express matched it) is an admin one. */
+export function isAdminRoute(path: string): boolean {
+  return ADMIN_TREES.some((tree) => path === tree || path.startsWith(`${tree}/`));
 }

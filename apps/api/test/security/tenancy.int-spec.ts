@@ -42,14 +42,23 @@ describe('tenancy of turns', () => {
       expect(b.body.turnId).toBe(turnIdFor(theirs, id));
       expect(a.body.turnId).not.toBe(b.body.turnId);
       expect(a.body.turnId).not.toBe(id);
-      expect((await job(a.body.turnId))?.data).toEqual({
+      // Ids only (and when the request arrived): each job names its own adventure and owner.
+      const [jobA, jobB] = [await job(a.body.turnId), await job(b.body.turnId)];
+      expect(jobA?.data).toEqual({
         adventureId: mine,
         turnId: a.body.turnId,
+        userId: expect.any(String),
+        requestId: expect.any(String),
+        requestedAt: expect.any(Number),
       });
-      expect((await job(b.body.turnId))?.data).toEqual({
+      expect(jobB?.data).toEqual({
         adventureId: theirs,
         turnId: b.body.turnId,
+        userId: expect.any(String),
+        requestId: expect.any(String),
+        requestedAt: expect.any(Number),
       });
+      expect(jobA?.data.userId).not.toBe(jobB?.data.userId);
       // The client's id names no stream and no job at all.
       expect(await job(id)).toBeUndefined();
       expect(await api.app.get(TurnStreamPublisher).entries(id)).toEqual([]);

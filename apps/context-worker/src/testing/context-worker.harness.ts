@@ -58,6 +58,9 @@ export async function startWorkerHarness(
     NARRATE_LOCK_MS: '2000',
     OUTBOX_SWEEP_INTERVAL_MS: '500',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // its /metrics on any free loopback port: test files (and harnesses) run side by side
+    HOST: '127.0.0.1',
+    METRICS_PORT: '0',
     ...env,
   });
   const app = await startContextWorker(config, new JsonLogger('context-worker', config.logLevel));
