@@ -4,6 +4,7 @@
 // keeps array order but not object key order).
 
 import type { NarrativeState, Rejection, StateEvent } from '@chronicle/narrative';
+import { SCRIPT_LIMITS } from '@chronicle/scripting';
 import type {
   AdventureFields,
   AdventureSettings,
@@ -14,6 +15,7 @@ import type {
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 import type { ScriptHookRanData, ScriptRecord } from './script.events';
+import type { ScriptStateRecord } from './script-state.store';
 import type { NarrationFailureCode } from './narration-failure';
 
 /**
@@ -22,11 +24,12 @@ import type { NarrationFailureCode } from './narration-failure';
  * story tree is a NodeTable of buckets. 5: a turn's outcome keeps its failure code, settings
  * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
  * default), imported lorebooks (`lorebooks`) and scenario scripts (`scripts`). All four landed in
- * parallel under one bump. How a
+ * parallel under one bump. 6: script states are records that patch one another
+ * (`scriptStateRecords`), and settings carry the scripts' context mode and limits. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 5;
+export const projectorVersion = 6;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -135,8 +138,13 @@ export interface AdventureState {
   memory: MemoryBankState;
   /** Scenario scripts in run order (script.projector.ts). */
   scripts: ScriptRecord[];
-  /** Script states by the story node that recorded them, then by script (scriptStateAtHead). */
-  scriptStates: Record<string, Record<string, Record<string, unknown>>>;
+  /**
+   * Script states by the story node that recorded them, then by script: a record id in
+   * `scriptStateRecords` (read them with scriptStateAtHead; script-state.store.ts says why).
+   */
+  scriptStates: Record<string, Record<string, string>>;
+  /** Every script state recorded, whole or as a patch of another (script-state.store.ts). */
+  scriptStateRecords: Record<string, ScriptStateRecord>;
   /** The newest hook runs (SCRIPT_RUNS_KEPT), newest last: the scripts' logs route. */
   scriptRuns: ScriptHookRanData[];
 }
@@ -211,6 +219,10 @@ export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   memoryBankEnabled: false,
   memoryTopK: 5,
   memoryCapacity: 80,
+  contextHookMode: 'full',
+  scriptHookTimeoutMs: SCRIPT_LIMITS.hookTimeoutMs,
+  scriptTurnBudgetMs: SCRIPT_LIMITS.turnBudgetMs,
+  scriptMemoryLimitMb: SCRIPT_LIMITS.memoryLimitMb,
 });
 
 export function emptyFields(): AdventureFields {
@@ -247,6 +259,7 @@ export function initialState(): AdventureState {
     memory: emptyMemoryBank(),
     scripts: [],
     scriptStates: {},
+    scriptStateRecords: {},
     scriptRuns: [],
   };
 }
