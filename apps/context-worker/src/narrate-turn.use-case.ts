@@ -3,6 +3,7 @@ import { DailyTokenBudget } from '@chronicle/accounts';
 import {
   NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
+  scriptStreamFrames,
   TurnNotInFlightError,
   type NarrationFailureCode,
   type AdventureCommand,
@@ -266,11 +267,11 @@ export class NarrateTurnUseCase {
     if (signal.aborted) throw signal.reason;
 
     const parsed = parseReply(reply);
-    if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events);
     const actionId = deterministicEventId(turnId, 'narration-action');
     // onOutput on the prose only: the referee has read the raw reply, and what is stored and
-    // shown is the script's text (raw_output keeps the model's bytes in the stream).
+    // shown is the script's text (raw_output keeps the model's bytes in the stream). An empty
+    // generation reaches it too, with `info.emptyOutputReason`: a script may fill it.
     let narrationText = parsed.narration;
     let outputEffects: ScriptEffects | null = null;
     const outputBase = contextScripts?.after ?? scriptBase;
@@ -279,11 +280,13 @@ export class NarrateTurnUseCase {
         state,
         outputBase,
         parsed.narration,
-        contextScripts?.spentMs ?? 0,
+        contextScripts?.spentMs ?? null,
+        { contextTokens: done.usage.promptTokens, finishReason: done.finishReason },
       );
       narrationText = output.text;
       outputEffects = output.effects;
     }
+    if (narrationText.trim() === '') throw onlyBlockError();
     // The memories the prompt used are counted with the narration, and the query's embedding is
     // paid for with it (see RecordNarration); the memory pass that follows is `jobsAfter`'s.
     const retrievalUsage =
@@ -300,7 +303,14 @@ export class NarrateTurnUseCase {
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
         reasoning: reasoning || null,
-        usage: { ...done.usage, model: done.model },
+        usage: {
+          ...done.usage,
+          model: done.model,
+          // A Context rewrite gave up the prefix cache: what it cost, beside what was served.
+          ...(contextScripts?.cacheLossTokens
+            ? { scriptCacheLossTokens: contextScripts.cacheLossTokens }
+            : {}),
+        },
         model: done.model,
         narrator: this.label.narrator,
         finishReason: done.finishReason,
@@ -346,21 +356,26 @@ export class NarrateTurnUseCase {
             { ...done.usage, model: done.model },
             ...(retrievalUsage ? [retrievalUsage] : []),
           ]),
-      // The winner's script messages, then its `done`, even when this attempt was fenced out
-      // after its append won: the stream then gets `reset` and this attempt's whole prose first
-      // (see publishDone), and `done` carries the text onOutput made. A duplicate (another
-      // attempt's Narrated is the log's) publishes nothing: its text is not the one recorded,
-      // and the winner, or the API reading the log, ends the stream.
+      // The winner's script messages and notices, then its `done`, in one write, even when
+      // this attempt was fenced out after its append won: the stream then gets `reset` and this
+      // attempt's whole prose first, and the messages after it (see publishDone), and `done`
+      // carries the text onOutput made. A duplicate (another attempt's Narrated is the log's)
+      // publishes nothing: its text is not the one recorded, and the winner, or the API reading
+      // the log, ends the stream.
       handled.duplicate
         ? undefined
-        : this.publishMessages(turnId, token, handled.events).then(() =>
-            this.stream.publishDone(turnId, token, parsed.narration, {
+        : this.stream.publishDone(
+            turnId,
+            token,
+            parsed.narration,
+            {
               action: { id: actionId, text: narrationText, type: 'ai' },
               turnId,
               version,
               narrator: this.label.narrator,
               model: done.model,
-            }),
+            },
+            scriptStreamFrames(handled.events, handled.state.scripts),
           ),
     ]);
     this.logger.log({
@@ -402,7 +417,7 @@ export class NarrateTurnUseCase {
     // the winner's to announce).
     if (!handled.duplicate) {
       const written = await this.stream.publishFenced(turnId, input.fence, [
-        ...messageFrames(handled.events),
+        ...scriptStreamFrames(handled.events, handled.state.scripts),
         { event: 'stopped', data: { message } },
       ]);
       if (!written)
@@ -410,19 +425,6 @@ export class NarrateTurnUseCase {
     }
     this.logger.log({ msg: 'a script stopped the turn', hook: 'context' });
     return { status: 'stopped', message };
-  }
-
-  /**
-   * `message {text}` for each script message the append recorded, fenced like the chunks: a
-   * fenced-out winner's messages are left to the log (its `done` resets the stream).
-   */
-  private async publishMessages(
-    turnId: string,
-    token: string,
-    events: readonly { type: string; data: unknown }[],
-  ): Promise<void> {
-    const frames = messageFrames(events);
-    if (frames.length > 0) await this.stream.publishFenced(turnId, token, frames);
   }
 
   private async onError(
@@ -581,16 +583,4 @@ export function failureOf(error: unknown): TurnFailure {
     return { code: FAILURE_CODE_OF_KIND[error.kind], message: error.playerMessage };
   }
   return { code: 'internal', message: NARRATION_FAILURE_MESSAGES.internal };
-}
-
-/** The stream frames of the script messages among the appended events. */
-function messageFrames(
-  events: readonly { type: string; data: unknown }[],
-): { event: 'message'; data: { text: string; visibleTo?: string[] } }[] {
-  return events
-    .filter((event) => event.type === 'ScriptMessagePosted')
-    .map((event) => {
-      const data = event.data as { message: string; visibleTo?: string[] };
-      return { event: 'message' as const, data: { text: data.message, visibleTo: data.visibleTo } };
-    });
 }

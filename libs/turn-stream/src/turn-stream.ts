@@ -9,10 +9,11 @@ import Redis from 'ioredis';
 
 /**
  * `stopped {message}`: a script stopped the turn, no model call (final). `message {text}`: a
- * script's `state.message` changed.
+ * script's `state.message` changed. `notice {text, scriptId, hook}`: a script failed and the
+ * turn went on without it (or its context change was discarded).
  */
 export type TurnStreamEventName =
-  'player' | 'reasoning' | 'chunk' | 'reset' | 'done' | 'error' | 'stopped' | 'message';
+  'player' | 'reasoning' | 'chunk' | 'reset' | 'done' | 'error' | 'stopped' | 'message' | 'notice';
 
 export interface TurnStreamEntry {
   /** the Redis stream entry id, used as the SSE `id:` */
@@ -126,12 +127,19 @@ export class TurnStreamPublisher {
   }
 
   /**
-   * The winning attempt's `done`. When another attempt has claimed the stream since (this one
-   * lost its lock but its Narrated was appended first), the stream is reset and given this
-   * attempt's whole text before `done`, so the client still sees one attempt's text after the
-   * last `reset`. Returns whether it had to.
+   * The winning attempt's `done`, after `before` (its script messages and notices). When another
+   * attempt has claimed the stream since (this one lost its lock but its Narrated was appended
+   * first), the stream is reset and given this attempt's whole text, then `before`, then `done`,
+   * so the client still sees one attempt's output, all of it, after the last `reset`. Returns
+   * whether it had to.
    */
-  async publishDone(turnId: string, token: string, text: string, done: unknown): Promise<boolean> {
+  async publishDone(
+    turnId: string,
+    token: string,
+    text: string,
+    done: unknown,
+    before: readonly { event: TurnStreamEventName; data: unknown }[] = [],
+  ): Promise<boolean> {
     const replayed = await this.redis.eval(
       FENCED_DONE,
       2,
@@ -142,6 +150,7 @@ export class TurnStreamPublisher {
       String(MAX_ENTRIES),
       JSON.stringify({ text }),
       JSON.stringify(done),
+      ...before.flatMap(({ event, data }) => [event, JSON.stringify(data)]),
     );
     return replayed === 1;
   }
@@ -190,13 +199,17 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
-// ARGV[4]: the chunk {text} replayed when the fence moved; ARGV[5]: the done entry's data.
+// ARGV[4]: the chunk {text} replayed when the fence moved; ARGV[5]: the done entry's data;
+// ARGV[6..]: event, data pairs written before done (after the replay).
 const FENCED_DONE = `
 local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
 if replay then
   redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'reset', 'data', '{}')
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'chunk', 'data', ARGV[4])
+end
+for i = 6, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
 end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', 'done', 'data', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[2])

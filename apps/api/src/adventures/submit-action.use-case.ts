@@ -6,6 +6,7 @@ import {
   type PlayerActionType,
   isDomainError,
   nodeOf,
+  scriptStreamFrames,
   turnStatus,
   UnprocessableError,
   type AdventureCommand,
@@ -25,6 +26,7 @@ import {
   inputForScripts,
   inputFromScripts,
   runHookChain,
+  scriptLimitsFor,
   type HookChainResult,
 } from '@chronicle/scripting';
 import { ScriptsUnavailableError } from '../scripts/scripts.use-case';
@@ -138,6 +140,7 @@ export class SubmitActionUseCase {
     if (text === null) return undefined;
     const base = await scriptHookBase(this.adventures, state);
     if (!base) return undefined;
+    const limits = scriptLimitsFor(state.settings, this.scriptLimits);
     let chain: HookChainResult;
     try {
       chain = await runHookChain(this.sandbox, {
@@ -150,9 +153,10 @@ export class SubmitActionUseCase {
         history: base.history,
         info: { actionCount: base.actionCount, characterNames: base.characterNames },
         memory: base.memory,
-        budgetMs: this.scriptLimits.turnBudgetMs,
-        hookTimeoutMs: this.scriptLimits.hookTimeoutMs,
-        memoryLimitMb: this.scriptLimits.memoryLimitMb,
+        // The whole turn's budget: the worker's hooks get what this run leaves (turnBudgetLeft).
+        budgetMs: limits.turnBudgetMs,
+        hookTimeoutMs: limits.hookTimeoutMs,
+        memoryLimitMb: limits.memoryLimitMb,
         newCardId: () => randomUUID(),
       });
     } catch (error) {
@@ -231,7 +235,7 @@ export class SubmitActionUseCase {
       }
       const started = handled.events[0];
       if (started?.type === 'PlayerActed') await this.announce(turnId, started);
-      await this.announceScripts(turnId, handled.events);
+      await this.announceScripts(turnId, handled.events, handled.state.scripts);
       const action = started?.type === 'PlayerActed' ? started.data.action : null;
       return {
         turnId,
@@ -282,18 +286,18 @@ export class SubmitActionUseCase {
     };
   }
 
-  /** A script's messages (`message {text}`), and `stopped {message}` when it ended the turn. */
+  /**
+   * A script's messages (`message {text}`), a notice for each failed run (`notice {text}`), and
+   * `stopped {message}` when it ended the turn.
+   */
   private async announceScripts(
     turnId: string,
     events: readonly { type: string; data: unknown }[],
+    scripts: AdventureState['scripts'],
   ): Promise<void> {
-    const frames: { event: 'message' | 'stopped'; data: unknown }[] = [];
-    for (const event of events) {
-      if (event.type === 'ScriptMessagePosted') {
-        const data = event.data as { message: string; visibleTo?: string[] };
-        frames.push({ event: 'message', data: { text: data.message, visibleTo: data.visibleTo } });
-      }
-    }
+    const frames: { event: 'message' | 'notice' | 'stopped'; data: unknown }[] = [
+      ...scriptStreamFrames(events, scripts),
+    ];
     const stopped = events.find((e) => e.type === 'TurnStoppedByScript');
     if (stopped) {
       frames.push({
