@@ -16,6 +16,7 @@ import {
   type PlayerActedData,
 } from '@chronicle/adventure';
 import { AdventureCommandHandler, scriptHookBase } from '@chronicle/adventure-store';
+import { LruCache } from '@chronicle/platform';
 import {
   SCRIPT_RUN_LIMITS,
   SandboxUnavailableError,
@@ -76,6 +77,16 @@ function isRefusal(error: unknown): boolean {
 @Injectable()
 export class SubmitActionUseCase {
   private readonly logger = new Logger('turns');
+  /**
+   * onInput results of turns the client named but the log does not hold yet, by turn and
+   * request: scripts are not idempotent (Math.random, counters), so a resend after a 409 (the
+   * handler's conflict retries ran out) or a 503 reuses the first run instead of running the
+   * scripts again. Per process: a resend that reaches another API instance runs them once more.
+   */
+  private readonly inputResults = new LruCache<string, ScriptedInput>({
+    capacity: 1_000,
+    ttlMs: 10 * 60_000,
+  });
 
   constructor(
     private readonly adventures: AdventureCommandHandler,
@@ -98,11 +109,21 @@ export class SubmitActionUseCase {
       text: input.type === 'continue' ? '' : (input.text ?? ''),
     };
     // continue skips onInput (AID runs it after do/say/story only).
+    const resultKey =
+      clientId === undefined ? null : `${turnId}\u0000${requestFingerprint(request)}`;
     const script =
       input.type === 'continue'
         ? undefined
-        : await this.runInputScripts(adventureId, clientId, turnId, input.type, input.text ?? '');
-    return this.start(adventureId, eventId, clientId, request, {
+        : ((resultKey === null ? undefined : this.inputResults.get(resultKey)) ??
+          (await this.runInputScripts(
+            adventureId,
+            clientId,
+            turnId,
+            input.type,
+            input.text ?? '',
+          )));
+    if (script && resultKey !== null) this.inputResults.set(resultKey, script);
+    const accepted = await this.start(adventureId, eventId, clientId, request, {
       type: 'SubmitAction',
       data: {
         turnId,
@@ -112,6 +133,9 @@ export class SubmitActionUseCase {
         ...(script ? { script } : {}),
       },
     });
+    // In the log now: a resend finds the turn there and runs nothing.
+    if (resultKey !== null) this.inputResults.delete(resultKey);
+    return accepted;
   }
 
   /**
