@@ -170,7 +170,6 @@ describe('script effects on the one write path', () => {
   });
 
   it('given a version conflict at append, then SubmitAction decides again with the onInput result it carries, effects once', async () => {
-    let handler!: AdventureCommandHandler;
     let adventureId = '';
     // Another writer edits the adventure between the decision and the append, three times.
     const store = new InterposingEventStore(database.db, async () => {
@@ -185,7 +184,7 @@ describe('script effects on the one write path', () => {
         meta,
       );
     });
-    handler = new AdventureCommandHandler(store, new SnapshotRepository(database.db), {
+    const handler = new AdventureCommandHandler(store, new SnapshotRepository(database.db), {
       snapshotEvery: 1000,
     });
     adventureId = await scriptedAdventure(handler);
