@@ -4,3 +4,4 @@ export * from './sse-client';
 export * from './history-checker';
 export * from './private-postgres';
 export * from './private-redis';
+export * from './interposing-event-store';

@@ -6,12 +6,12 @@ import {
   EventStoreRepository,
   SnapshotRepository,
   StreamVersionConflictError,
-  type NewEvent,
 } from '@chronicle/event-store';
 import { ScriptSandboxPool } from '@chronicle/script-sandbox';
 import type { HookRunRequest } from '@chronicle/scripting';
 import {
   createTestDatabase,
+  InterposingEventStore,
   testQueuePrefix,
   TEST_REDIS_URL,
   type TestDatabase,
@@ -25,27 +25,6 @@ import { SubmitActionUseCase } from '../src/adventures/submit-action.use-case';
 // onInput is not idempotent (Math.random, counters): a 409 after the handler's conflict retries
 // ran out, and the client's resend with the same id, must not run the scripts a second time.
 // Real Postgres, Redis and sandbox; another writer slips an edit in before each append.
-
-class InterposingEventStore extends EventStoreRepository {
-  interpose = 0;
-  constructor(
-    db: TestDatabase['db'],
-    private readonly other: () => Promise<void>,
-  ) {
-    super(db);
-  }
-  override async appendToStream(
-    streamId: string,
-    events: readonly NewEvent[],
-    options: Parameters<EventStoreRepository['appendToStream']>[2],
-  ) {
-    if (this.interpose > 0) {
-      this.interpose--;
-      await this.other();
-    }
-    return super.appendToStream(streamId, events, options);
-  }
-}
 
 /** The real pool, counting the hook runs it was asked for. */
 class CountingPool extends ScriptSandboxPool {

@@ -7,8 +7,8 @@ import {
   type ScriptedInput,
 } from '@chronicle/adventure';
 import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
-import { EventStoreRepository, SnapshotRepository, type NewEvent } from '@chronicle/event-store';
-import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
+import { createTestDatabase, InterposingEventStore, type TestDatabase } from '@chronicle/testing';
 import {
   AdventureCommandHandler,
   deterministicEventId,
@@ -18,30 +18,6 @@ import {
 // The scripts' effects on the one write path (spec/scripting.md §3.1): every event a script run
 // produces takes its id from the command's key, so a redelivered turn appends nothing new, and a
 // version conflict decides again with the script results the command carries: no script reruns.
-
-/** An event store where another writer appends just before each of the next `n` appends. */
-class InterposingEventStore extends EventStoreRepository {
-  interpose = 0;
-  appends = 0;
-  constructor(
-    db: TestDatabase['db'],
-    private readonly other: () => Promise<void>,
-  ) {
-    super(db);
-  }
-  override async appendToStream(
-    streamId: string,
-    events: readonly NewEvent[],
-    options: Parameters<EventStoreRepository['appendToStream']>[2],
-  ) {
-    this.appends++;
-    if (this.interpose > 0) {
-      this.interpose--;
-      await this.other();
-    }
-    return super.appendToStream(streamId, events, options);
-  }
-}
 
 const meta = { actor: 'test' };
 let database: TestDatabase;
