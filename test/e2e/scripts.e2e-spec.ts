@@ -494,3 +494,185 @@ describe('retry, undo and a long-running script', () => {
     expect(new Set(titles).size).toBe(titles.length);
   });
 });
+
+describe("the adventure's script settings, notices and info (spec §1.3, §3.2, §3.5, §3.6)", () => {
+  const lastStory = () =>
+    system.fake.requestsTo(CHAT).at(-1)!.body.messages.at(-1).content as string;
+  const runsOf = async (id: string, hook: string) =>
+    ofType(await client.events(id), 'ScriptHookRan').filter((e) => e.data.hook === hook);
+  const busy = (ms: number) => `const t0 = Date.now(); while (Date.now() - t0 < ${ms}) {}`;
+
+  it('append-only discards a rewrite with a notice, info.useCacheEfficient says so; full (set later) applies it', async () => {
+    const id = await client.createAdventure({
+      ...scenario([
+        {
+          name: 'Rewriter',
+          context: 'log(String(info.useCacheEfficient)); ({ text: "Only this story." })',
+        },
+      ]),
+      settings: { contextHookMode: 'append-only' },
+    });
+    const played = await client.play(id, 'do', 'look');
+    expect(lastStory()).not.toContain('Only this story.');
+    const [discarded] = await runsOf(id, 'context');
+    expect(discarded.data.contextChange).toBe('discarded');
+    expect(discarded.data.logs).toEqual([
+      'true',
+      '[chronicle] append-only context discards a rewrite',
+    ]);
+    const notices = played.stream.frames.filter((f) => f.event === 'notice');
+    expect(notices).toEqual([
+      expect.objectContaining({ data: expect.objectContaining({ hook: 'context' }) }),
+    ]);
+    const turn = await client.expect(
+      200,
+      'GET',
+      `/v1/adventures/${id}/turns/${played.accepted.turnId}`,
+    );
+    expect(turn.body.notices).toEqual([
+      expect.stringMatching(/"Rewriter" changed the context .* append-only context mode/),
+    ]);
+
+    await client.expect(200, 'PATCH', `/v1/adventures/${id}`, {
+      settings: { contextHookMode: 'full' },
+    });
+    expect(ofType(await client.events(id), 'AdventureEdited').at(-1)!.data.settings).toEqual({
+      contextHookMode: 'full',
+    });
+    await client.play(id, 'do', 'look again');
+    expect(lastStory()).toContain('Only this story.');
+    const runs = await runsOf(id, 'context');
+    expect(runs.at(-1)!.data).toMatchObject({ contextChange: 'rewrite', logs: ['false'] });
+    expect(
+      (
+        await client.request('PATCH', `/v1/adventures/${id}`, {
+          settings: { contextHookMode: 'sometimes' },
+        })
+      ).status,
+    ).toBe(400);
+  });
+
+  it('append-only takes an append only from a // @cache-compatible hook', async () => {
+    const append = '({ text: text + "\\nA gull watches from the rail." })';
+    const id = await client.createAdventure({
+      ...scenario([
+        { name: 'Plain', context: append },
+        { name: 'Compatible', context: `// @cache-compatible\n${append}`, enabled: false },
+      ]),
+      settings: { contextHookMode: 'append-only' },
+    });
+    await client.play(id, 'do', 'look');
+    expect(lastStory()).not.toContain('A gull watches');
+    expect((await runsOf(id, 'context'))[0].data.contextChange).toBe('discarded');
+    const scripts = (await client.expect(200, 'GET', scriptsOf(id))).body.scripts as {
+      id: string;
+    }[];
+    await client.expect(200, 'PATCH', `${scriptsOf(id)}/${scripts[0].id}`, { enabled: false });
+    await client.expect(200, 'PATCH', `${scriptsOf(id)}/${scripts[1].id}`, { enabled: true });
+    await client.play(id, 'do', 'look again');
+    expect(lastStory()).toContain('A gull watches from the rail.');
+    expect((await runsOf(id, 'context')).at(-1)!.data.contextChange).toBe('append');
+  });
+
+  it("a rewrite's lost prompt cache is in the turn's usage; an unchanged context reports none", async () => {
+    const long = 'The keeper climbs the stairs and counts every step again. '.repeat(150);
+    const id = await client.createAdventure({
+      ...scenario([{ name: 'Rewriter', context: '({ text: "A short new story." })' }]),
+      opening: long,
+    });
+    await client.play(id, 'do', 'look');
+    const [narrated] = ofType(await client.events(id), 'Narrated');
+    expect(narrated.data.usage.scriptCacheLossTokens).toBeGreaterThanOrEqual(1024);
+
+    const plain = await client.createAdventure({
+      ...scenario([{ name: 'Reader', context: 'modifier(text)' }]),
+      opening: long,
+    });
+    await client.play(plain, 'do', 'look');
+    const [kept] = ofType(await client.events(plain), 'Narrated');
+    expect(kept.data.usage.scriptCacheLossTokens).toBeUndefined();
+  });
+
+  it('info.contextTokens in Context and Output; info.emptyOutputReason only for an empty reply, which onOutput may fill', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Info',
+          context: 'log(typeof info.contextTokens, info.contextTokens); ({ text })',
+          output:
+            'log(String(info.contextTokens), String(info.emptyOutputReason)); ({ text: text || "[empty: " + info.emptyOutputReason + "]" })',
+        },
+      ]),
+    );
+    await client.play(id, 'do', 'look');
+    const [context] = await runsOf(id, 'context');
+    const [kind, tokens] = (context.data.logs[0] as string).split(' ');
+    expect(kind).toBe('number');
+    expect(Number(tokens)).toBeGreaterThan(0);
+    const [narrated] = ofType(await client.events(id), 'Narrated');
+    const [output] = await runsOf(id, 'output');
+    expect(output.data.logs).toEqual([`${narrated.data.usage.promptTokens} undefined`]);
+
+    system.fake.enqueue({ text: '', finishReason: 'length' });
+    const empty = await client.play(id, 'do', 'wait');
+    expect((empty.stream.final as { action: { text: string } }).action.text).toBe(
+      '[empty: length]',
+    );
+    expect((await runsOf(id, 'output')).at(-1)!.data.logs[0]).toMatch(/ length$/);
+  });
+
+  it('a failing script is a player notice on the stream and in the turn, without its engine message', async () => {
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Broken',
+          input: 'throw new Error("secret /srv/engine detail")',
+          output: 'null.boom',
+        },
+      ]),
+    );
+    const played = await client.play(id, 'do', 'look');
+    expect(played.stream.outcome).toBe('done');
+    const notices = played.stream.frames.filter((f) => f.event === 'notice');
+    expect(notices.map((f) => (f.data as { hook: string }).hook)).toEqual(['input', 'output']);
+    expect((notices[0].data as { text: string }).text).toBe(
+      'The script "Broken" failed in its input hook (it threw an error); the turn went on without it.',
+    );
+    expect(JSON.stringify(notices)).not.toMatch(/secret|\/srv|TypeError/);
+    const turn = await client.expect(
+      200,
+      'GET',
+      `/v1/adventures/${id}/turns/${played.accepted.turnId}`,
+    );
+    expect(turn.body.notices).toHaveLength(2);
+    // The owner still has the detail in the run's record.
+    const [input] = await runsOf(id, 'input');
+    expect(input.data.error).toMatch(/^Broken \(input\): secret /);
+  });
+
+  it("the adventure's hook limit applies under the operator's, and one budget spans the turn", async () => {
+    const limited = await client.createAdventure({
+      ...scenario([{ name: 'Slow', context: `${busy(1_500)}; ({ text })` }]),
+      settings: { scriptHookTimeoutMs: 150 },
+    });
+    await client.play(limited, 'do', 'look');
+    const [slow] = await runsOf(limited, 'context');
+    expect(slow.data.outcome).toBe('timeout');
+    expect(slow.data.ms).toBeLessThan(900);
+
+    // onInput spends ~400 ms of a 700 ms turn budget in the API; the worker's Context hook gets
+    // the rest, not 700 ms of its own.
+    const budgeted = await client.createAdventure({
+      ...scenario([
+        { name: 'Both', input: `${busy(400)}; ({ text })`, context: `${busy(3_000)}; ({ text })` },
+      ]),
+      settings: { scriptTurnBudgetMs: 700 },
+    });
+    await client.play(budgeted, 'do', 'look');
+    const [input] = await runsOf(budgeted, 'input');
+    const [context] = await runsOf(budgeted, 'context');
+    expect(input.data.outcome).toBe('ok');
+    expect(context.data.outcome).toBe('timeout');
+    expect(context.data.ms).toBeLessThan(700 - input.data.ms + 200);
+  });
+});

@@ -5,3 +5,4 @@ export * from './history-checker';
 export * from './private-postgres';
 export * from './private-redis';
 export * from './private-redis-cluster';
+export * from './interposing-event-store';

@@ -4,6 +4,7 @@ import { DailyTokenBudget } from '@chronicle/accounts';
 import {
   NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
+  scriptStreamFrames,
   TurnNotInFlightError,
   type NarrationFailureCode,
   type AdventureState,
@@ -30,7 +31,7 @@ import {
   TurnCancelledSignal,
   type AppConfig,
 } from '@chronicle/platform';
-import { scriptMessageFrames, TurnStreamPublisher } from '@chronicle/turn-stream';
+import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { failureOf, onlyBlockError, type TurnFailure } from './narration-failure.code';
 import { Fence, streamReply } from './reply.stream';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
@@ -187,26 +188,28 @@ export class NarrateTurnUseCase {
       signal,
       fence,
     );
+    const { done, latencyMs } = streamed;
     const parsed = parseReply(streamed.reply);
-    if (parsed.onlyBlock) throw onlyBlockError();
     const verdict = referee(narrativeForTurn(state), state.fields.canon, parsed.events, {
       playerText,
     });
     // onOutput on the prose only: the referee has read the raw reply, and what is stored and
-    // shown is the script's text (raw_output keeps the model's bytes in the stream).
+    // shown is the script's text (raw_output keeps the model's bytes in the stream). An empty
+    // generation reaches it too, with `info.emptyOutputReason`: a script may fill it.
     const { text: narrationText, effects: outputEffects } = await this.onOutput(
       state,
       contextScripts?.after ?? scriptBase,
       parsed.narration,
-      contextScripts?.spentMs ?? 0,
+      contextScripts?.spentMs ?? null,
+      { contextTokens: done.usage.promptTokens, finishReason: done.finishReason },
     );
+    if (narrationText.trim() === '') throw onlyBlockError();
     // The memories the prompt used are counted with the narration, and the query's embedding is
     // paid for with it (see RecordNarration); the memory pass that follows is `jobsAfter`'s.
     const retrievalUsage =
       memories?.usage && memories.usage.promptTokens + memories.usage.completionTokens > 0
         ? memories.usage
         : null;
-    const { done, latencyMs } = streamed;
     const narration: Keyed<RecordNarration> = {
       type: 'RecordNarration',
       key: deterministicEventId(turnId, 'narrated'),
@@ -217,7 +220,14 @@ export class NarrateTurnUseCase {
         accepted: verdict.accepted,
         rejected: [...parsed.rejections, ...verdict.rejected],
         reasoning: streamed.reasoning || null,
-        usage: { ...done.usage, model: done.model },
+        usage: {
+          ...done.usage,
+          model: done.model,
+          // A Context rewrite gave up the prefix cache: what it cost, beside what was served.
+          ...(contextScripts?.cacheLossTokens
+            ? { scriptCacheLossTokens: contextScripts.cacheLossTokens }
+            : {}),
+        },
         model: done.model,
         narrator: this.label.narrator,
         finishReason: done.finishReason,
@@ -302,21 +312,26 @@ export class NarrateTurnUseCase {
     // Side by side: the count never fails the turn, and the player need not wait for it.
     await Promise.all([
       handled.duplicate ? undefined : this.countTokens(handled.state, finished.usages),
-      // The winner's script messages, then its `done`, even when this attempt was fenced out
-      // after its append won: the stream then gets `reset` and this attempt's whole prose first
-      // (see publishDone), and `done` carries the text onOutput made. A duplicate (another
-      // attempt's Narrated is the log's) publishes nothing: its text is not the one recorded,
-      // and the winner, or the API reading the log, ends the stream.
+      // The winner's script messages and notices, then its `done`, in one fenced write, even
+      // when this attempt was fenced out after its append won: the stream then gets `reset` and
+      // this attempt's whole prose first (see publishDone), then the frames, and `done` carries
+      // the text onOutput made. A duplicate (another attempt's Narrated is the log's) publishes
+      // nothing: its text is not the one recorded, and the winner, or the API reading the log,
+      // ends the stream.
       handled.duplicate
         ? undefined
-        : this.publishMessages(turnId, token, handled.events).then(() =>
-            this.stream.publishDone(turnId, token, finished.prose, {
+        : this.stream.publishDone(
+            turnId,
+            token,
+            finished.prose,
+            {
               action: { id: actionId, text: narrationText, type: 'ai' },
               turnId,
               version,
               narrator,
               model,
-            }),
+            },
+            scriptStreamFrames(handled.events, handled.state.scripts),
           ),
       this.finished.forget(turnId),
     ]);
@@ -356,10 +371,12 @@ export class NarrateTurnUseCase {
     state: AdventureState,
     base: ScriptHookBase | null,
     prose: string,
-    spentMs: number,
+    /** The turn's script time so far; null when no Context hook ran (then onInput's is read). */
+    spentMs: number | null,
+    reply: { contextTokens: number; finishReason: string },
   ): Promise<{ text: string; effects: ScriptEffects | null }> {
     if (!base?.scripts.some((s) => s.output.trim() !== '')) return { text: prose, effects: null };
-    return this.scripts.output(state, base, prose, spentMs);
+    return this.scripts.output(state, base, prose, spentMs, reply);
   }
 
   /** onModelContext stopped the turn: recorded with its effects, announced, no model call. */
@@ -387,7 +404,7 @@ export class NarrateTurnUseCase {
     // the winner's to announce).
     if (!handled.duplicate) {
       const written = await this.stream.publishFenced(turnId, input.fence, [
-        ...scriptMessageFrames(handled.events),
+        ...scriptStreamFrames(handled.events, handled.state.scripts),
         { event: 'stopped', data: { message } },
       ]);
       if (!written)
@@ -395,19 +412,6 @@ export class NarrateTurnUseCase {
     }
     this.logger.log({ msg: 'a script stopped the turn', hook: 'context' });
     return { status: 'stopped', message };
-  }
-
-  /**
-   * `message {text}` for each script message the append recorded, fenced like the chunks: a
-   * fenced-out winner's messages are left to the log (its `done` resets the stream).
-   */
-  private async publishMessages(
-    turnId: string,
-    token: string,
-    events: readonly { type: string; data: unknown }[],
-  ): Promise<void> {
-    const frames = scriptMessageFrames(events);
-    if (frames.length > 0) await this.stream.publishFenced(turnId, token, frames);
   }
 
   private async onError(

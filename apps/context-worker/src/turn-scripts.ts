@@ -6,7 +6,7 @@ import {
   scriptHookBase,
   type ScriptHookBase,
 } from '@chronicle/adventure-store';
-import { SEPARATOR, type BuiltContext } from '@chronicle/context';
+import { cacheableTokens, SEPARATOR, type BuiltContext } from '@chronicle/context';
 import { EMIT_REMINDER } from '@chronicle/narrative';
 import {
   SCRIPT_RUN_LIMITS,
@@ -20,8 +20,11 @@ import {
   isCacheCompatible,
   renderContextView,
   runHookChain,
+  scriptLimitsFor,
+  turnBudgetLeft,
   type ContextChange,
   type HookChainResult,
+  type HookInfo,
 } from '@chronicle/scripting';
 
 export interface ContextScripts {
@@ -32,6 +35,11 @@ export interface ContextScripts {
   /** For the output hook: the state after this hook (cards and script states). */
   after: ScriptHookBase;
   spentMs: number;
+  /**
+   * A rewrite gave up the provider's prompt cache: what the native prompt would have had served
+   * from it, less what the unchanged system block keeps (reported in the turn's usage).
+   */
+  cacheLossTokens: number;
 }
 
 /** The report's sections that make the system block (context.builder's addSystem labels). */
@@ -53,7 +61,11 @@ function stripHeading(text: string, heading: string): string {
   return text.startsWith(heading) ? text.slice(heading.length) : text;
 }
 
-function effectsOf(chain: HookChainResult, contextChange?: ContextChange): ScriptEffects {
+function effectsOf(
+  chain: HookChainResult,
+  contextChange?: ContextChange,
+  notice?: string,
+): ScriptEffects {
   return {
     runs: chain.runs.map((run) => ({
       scriptId: run.scriptId,
@@ -63,13 +75,34 @@ function effectsOf(chain: HookChainResult, contextChange?: ContextChange): Scrip
       ...(contextChange && run.outcome === 'ok' ? { contextChange } : {}),
       ms: Math.round(run.ms * 100) / 100,
       cpuMs: Math.round(run.cpuMs * 100) / 100,
-      logs: run.logs,
+      // Why an append-only adventure did not use what the chain made of the context.
+      logs: notice && run.outcome === 'ok' ? [...run.logs, `[chronicle] ${notice}`] : run.logs,
       ...(run.error ? { error: run.error } : {}),
     })),
     states: chain.states,
     cardOps: chain.cardOps,
     messages: chain.messages,
   };
+}
+
+/**
+ * What a Context rewrite costs the provider's prefix cache: the native prompt's cacheable prefix
+ * less the system block's, which the rewrite leaves byte-identical.
+ */
+export function rewriteCacheLoss(native: BuiltContext): number {
+  const systemTokens = native.report.sections
+    .filter((s) => SYSTEM_SECTIONS.has(s.label))
+    .reduce((sum, s) => sum + s.tokens, 0);
+  return Math.max(0, native.report.cache.expectedCachedTokens - cacheableTokens(systemTokens));
+}
+
+/**
+ * `info.emptyOutputReason` when the model's reply had no prose (spec §1.3): `length` (the
+ * output cap was reached first), `content_filter` (the provider withheld it), else `empty`.
+ */
+export function emptyOutputReason(finishReason: string): string {
+  if (finishReason === 'length' || finishReason === 'content_filter') return finishReason;
+  return 'empty';
 }
 
 /** The script state a later hook of the same turn starts from. */
@@ -123,10 +156,14 @@ export class TurnScripts {
       .reduce((sum, s) => sum + s.tokens, 0);
     const charsPerToken = storyTokens > 0 ? built.story.length / storyTokens : 4;
     const maxChars = Math.floor(built.report.tokens.budget * charsPerToken);
-    const chain = await this.run(state, base, 'context', view.text, {
-      maxChars,
-      memoryLength: view.memoryLength,
-    });
+    const chain = await this.run(
+      state,
+      base,
+      'context',
+      view.text,
+      { maxChars, memoryLength: view.memoryLength, contextTokens: built.report.tokens.total },
+      this.spentBeforeWorker(state),
+    );
     const after = advanced(base, chain);
     if (chain.stopped) {
       const scriptId = [...chain.runs].reverse().find((r) => r.outcome === 'stopped')?.scriptId;
@@ -136,13 +173,17 @@ export class TurnScripts {
         stopped: { message: chain.stopMessage ?? '', scriptId: scriptId ?? '' },
         effects: effectsOf(chain),
         after,
-        spentMs: chain.spentMs,
+        spentMs: this.spentBeforeWorker(state) + chain.spentMs,
+        cacheLossTokens: 0,
       };
     }
     const cacheCompatible = base.scripts.every(
       (s) => !s.enabled || s.context.trim() === '' || isCacheCompatible(s.context),
     );
-    const result = classifyContextResult(view, chain.text, { mode: 'full', cacheCompatible });
+    const result = classifyContextResult(view, chain.text, {
+      mode: state.settings.contextHookMode,
+      cacheCompatible,
+    });
     let story = built.story;
     const reminderAt = story.endsWith(EMIT_REMINDER) ? story.length - EMIT_REMINDER.length : -1;
     if (result.change === 'append' && result.suffix.trim() !== '' && reminderAt >= 0) {
@@ -152,7 +193,8 @@ export class TurnScripts {
       // The story block is the script's text, cut from the front to the budget (AID's maxChars).
       story = `${fitRewrite(result.story, maxChars)}${SEPARATOR}${EMIT_REMINDER}`;
     }
-    const change: ContextChange = story === built.story ? 'unchanged' : result.change;
+    const change: ContextChange =
+      result.change === 'discarded' || story !== built.story ? result.change : 'unchanged';
     // A rewritten story has no depth messages where the built one had them; an append keeps
     // every offset before it.
     const { storyRoles, ...rest } = built;
@@ -165,9 +207,10 @@ export class TurnScripts {
       },
       change,
       stopped: null,
-      effects: effectsOf(chain, change),
+      effects: effectsOf(chain, change, result.change === 'discarded' ? result.reason : undefined),
       after,
-      spentMs: chain.spentMs,
+      spentMs: this.spentBeforeWorker(state) + chain.spentMs,
+      cacheLossTokens: change === 'rewrite' ? rewriteCacheLoss(built) : 0,
     };
   }
 
@@ -176,11 +219,38 @@ export class TurnScripts {
     state: AdventureState,
     base: ScriptHookBase,
     prose: string,
-    spentMs: number,
+    /** The turn's script time so far; null when no Context hook ran (then onInput's is read). */
+    spentMs: number | null,
+    reply: { contextTokens: number; finishReason: string },
   ): Promise<{ text: string; effects: ScriptEffects }> {
-    const chain = await this.run(state, base, 'output', prose, {}, spentMs);
+    const info: Partial<HookInfo> = { contextTokens: reply.contextTokens };
+    if (prose.trim() === '') info.emptyOutputReason = emptyOutputReason(reply.finishReason);
+    const chain = await this.run(
+      state,
+      base,
+      'output',
+      prose,
+      info,
+      spentMs ?? this.spentBeforeWorker(state),
+    );
     const text = storableText(chain.text, SCRIPT_LIMITS.outputTextChars);
     return { text: text.trim() === '' ? prose : text, effects: effectsOf(chain) };
+  }
+
+  /**
+   * The turn's script time the API spent on onInput (its runs are in the projection with this
+   * turn's id): one budget across the turn, not one per process.
+   */
+  private spentBeforeWorker(state: AdventureState): number {
+    const turnId = state.inFlight?.turnId;
+    if (!turnId) return 0;
+    const budget = this.limitsOf(state).turnBudgetMs;
+    return budget - turnBudgetLeft(budget, state.scriptRuns, turnId);
+  }
+
+  /** The adventure's own script limits under the operator's. */
+  private limitsOf(state: AdventureState) {
+    return scriptLimitsFor(state.settings, this.limits);
   }
 
   private async run(
@@ -188,9 +258,10 @@ export class TurnScripts {
     base: ScriptHookBase,
     hook: 'context' | 'output',
     text: string,
-    info: { maxChars?: number; memoryLength?: number },
-    spentMs = 0,
+    info: Partial<HookInfo>,
+    spentMs: number,
   ): Promise<HookChainResult> {
+    const limits = this.limitsOf(state);
     // A SandboxUnavailableError (no child could start) propagates: the job throws for a
     // BullMQ retry, as an infrastructure fault should.
     return runHookChain(this.sandbox, {
@@ -205,13 +276,13 @@ export class TurnScripts {
         actionCount: base.actionCount,
         characterNames: base.characterNames,
         ...info,
-        useCacheEfficient: false,
+        useCacheEfficient: state.settings.contextHookMode === 'append-only',
         storyModel: { name: state.settings.model || 'default', version: '' },
       },
       memory: base.memory,
-      budgetMs: this.limits.turnBudgetMs - spentMs,
-      hookTimeoutMs: this.limits.hookTimeoutMs,
-      memoryLimitMb: this.limits.memoryLimitMb,
+      budgetMs: limits.turnBudgetMs - spentMs,
+      hookTimeoutMs: limits.hookTimeoutMs,
+      memoryLimitMb: limits.memoryLimitMb,
       newCardId: () => randomUUID(),
     });
   }

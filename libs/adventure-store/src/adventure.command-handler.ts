@@ -15,6 +15,7 @@ import {
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
 import {
+  EventIdReuseError,
   EventStoreRepository,
   SnapshotRepository,
   StreamVersionConflictError,
@@ -252,6 +253,15 @@ export class AdventureCommandHandler {
         this.maybeSnapshot(streamId, loaded.version, state);
         return { state, events: recorded, duplicate: false };
       } catch (error) {
+        // Some of these ids are stored, not all: the command was appended before with other
+        // events (a redelivered narrate job whose hooks made more effects this time, racing the
+        // attempt that won). Every id derives from the key, so the key's event being stored
+        // means this command is done: the original append is the answer, and nothing new is
+        // appended.
+        if (error instanceof EventIdReuseError && (await this.eventStore.hasEvent(streamId, key))) {
+          this.cache.delete(adventureId);
+          return { state: await this.get(adventureId), events: [], duplicate: true };
+        }
         if (error instanceof StreamVersionConflictError && attempt < CONFLICT_RETRIES) {
           // The caller's state was merely behind: the next load brings the cached one up to date.
           if (!known) this.cache.delete(adventureId);

@@ -6,6 +6,7 @@ import {
   NotFoundError,
   TurnInFlightError,
 } from './adventure.errors';
+import { project } from './adventure.projector';
 import { DEFAULT_SETTINGS } from './adventure.state';
 import {
   AdventureHistory,
@@ -71,6 +72,66 @@ describe('adventure decider', () => {
       expect(sliding).toMatchObject({ data: { settings: { historyMode: 'sliding' } } });
       const [byDefault] = decideOnce(createAdventureCommand({}));
       expect(byDefault).toMatchObject({ data: { settings: { historyMode: 'stable' } } });
+    });
+
+    it('takes the context-hook mode and script limits, full and the global defaults by default', () => {
+      given([])
+        .when(createAdventureCommand({ settings: { contextHookMode: 'rewrite' } as never }))
+        .thenThrows(
+          InvalidCommandError,
+          'invalid',
+          /settings\.contextHookMode must be "full" or "append-only"/,
+        );
+      given([])
+        .when(createAdventureCommand({ settings: { scriptHookTimeoutMs: 5 } }))
+        .thenThrows(InvalidCommandError, 'invalid', /scriptHookTimeoutMs must be between 10/);
+      given([])
+        .when(createAdventureCommand({ settings: { scriptMemoryLimitMb: 4096 } }))
+        .thenThrows(InvalidCommandError, 'invalid', /scriptMemoryLimitMb must be between 8 and/);
+      const [byDefault] = decideOnce(createAdventureCommand({}));
+      expect(byDefault).toMatchObject({
+        data: {
+          settings: {
+            contextHookMode: 'full',
+            scriptHookTimeoutMs: 2_000,
+            scriptTurnBudgetMs: 5_000,
+            scriptMemoryLimitMb: 64,
+          },
+        },
+      });
+      // Settable later, as an event, and folded on replay.
+      const history = AdventureHistory.create();
+      const [edited] = history.run({
+        type: 'EditAdventure',
+        data: { settings: { contextHookMode: 'append-only', scriptTurnBudgetMs: 800 } },
+      });
+      expect(edited).toMatchObject({
+        type: 'AdventureEdited',
+        data: { settings: { contextHookMode: 'append-only', scriptTurnBudgetMs: 800 } },
+      });
+      expect(history.state.settings).toMatchObject({
+        contextHookMode: 'append-only',
+        scriptTurnBudgetMs: 800,
+        scriptHookTimeoutMs: 2_000,
+      });
+    });
+
+    it('reads an AdventureCreated written before the scripts settings with their defaults', () => {
+      const history = AdventureHistory.create();
+      const [created, ...rest] = history.events;
+      const old = JSON.parse(JSON.stringify(created)) as {
+        data: { settings: Record<string, unknown> };
+      };
+      for (const key of [
+        'contextHookMode',
+        'scriptHookTimeoutMs',
+        'scriptTurnBudgetMs',
+        'scriptMemoryLimitMb',
+      ]) {
+        delete old.data.settings[key];
+      }
+      const replayed = project([old as unknown as typeof created, ...rest]);
+      expect(replayed.settings).toEqual(history.state.settings);
     });
 
     it('refuses text with a NUL byte or a lone surrogate, and an empty title', () => {

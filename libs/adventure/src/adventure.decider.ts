@@ -202,6 +202,9 @@ export function decide(
               promptTokens: d.usage.promptTokens,
               completionTokens: d.usage.completionTokens,
               cachedTokens: d.usage.cachedTokens,
+              ...(d.usage.scriptCacheLossTokens
+                ? { scriptCacheLossTokens: d.usage.scriptCacheLossTokens }
+                : {}),
             },
             model: d.model,
             narrator: d.narrator,

@@ -25,6 +25,12 @@ export type TokenEncoding = 'cl100k_base' | 'o200k_base';
 /** How the history window moves (see libs/context's prompt cache): the same values as there. */
 export type HistoryMode = 'stable' | 'sliding';
 export type ApiMode = 'chat' | 'completion';
+/**
+ * What a Context script may do to the prompt (spec/scripting.md §3.2): `full` applies an append
+ * or a rewrite; `append-only` (AI Dungeon's Optimized Context) keeps the cached prefix, so a
+ * rewrite is discarded and an append needs `// @cache-compatible` at the top of the hook.
+ */
+export type ContextHookMode = 'full' | 'append-only';
 
 export interface AdventureSettings {
   model: string;
@@ -46,6 +52,14 @@ export interface AdventureSettings {
   memoryBankEnabled: boolean;
   memoryTopK: number;
   memoryCapacity: number;
+  contextHookMode: ContextHookMode;
+  /**
+   * This adventure's script limits (spec §3.5: per adventure, capped by the operator's
+   * SCRIPT_HOOK_TIMEOUT_MS, SCRIPT_TURN_BUDGET_MS and SCRIPT_MEMORY_LIMIT_MB at run time).
+   */
+  scriptHookTimeoutMs: number;
+  scriptTurnBudgetMs: number;
+  scriptMemoryLimitMb: number;
 }
 
 /** The player character, exactly as the prompt renders it (libs/context owns the shape). */
@@ -209,6 +223,12 @@ export interface Usage {
   cachedTokens: number;
   /** The model that answered; Narrated events before it was recorded here name it in data.model. */
   model?: string;
+  /**
+   * Narrated only, when a Context script rewrote the story block (spec/scripting.md §3.2): the
+   * prompt tokens the native prompt would have kept in the provider's prefix cache and the
+   * rewrite gave up (the system block's share stays cached).
+   */
+  scriptCacheLossTokens?: number;
 }
 
 /**

@@ -20,6 +20,7 @@
 import type { NarrativeState, NarrativeTurn } from '@chronicle/narrative';
 import type { RecordedAdventureEvent, StoryCard } from './adventure.events';
 import {
+  DEFAULT_SETTINGS,
   RECENT_TURNS_KEPT,
   initialState,
   nodeBucket,
@@ -34,7 +35,7 @@ import { applyNarrativeTurn, applyNarrativeTurns, initialNarrativeState } from '
 import { isMemoryEvent } from './memory.events';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 import { isScriptEvent } from './script.events';
-import { evolveScripts } from './script.projector';
+import { evolveScripts, shareScriptTables } from './script.projector';
 
 export class ProjectionError extends Error {
   constructor(
@@ -61,6 +62,7 @@ function ownContainers(state: AdventureState): AdventureState {
     recentTurns: state.recentTurns.slice(),
   };
   sharedBuckets.set(copy, new Set(state.nodes));
+  shareScriptTables(state);
   return copy;
 }
 
@@ -326,7 +328,9 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         canon: d.canon,
       };
       draft.placeholders = d.placeholders;
-      draft.settings = d.settings;
+      // Settings added since the event was written (the scripts' mode and limits) read as their
+      // defaults, which is how those adventures ran.
+      draft.settings = { ...DEFAULT_SETTINGS, ...d.settings };
       draft.cards.push(...d.storyCards);
       const opening = newNode(
         {

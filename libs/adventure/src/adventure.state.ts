@@ -4,6 +4,7 @@
 // keeps array order but not object key order).
 
 import type { NarrativeState, Rejection, StateEvent } from '@chronicle/narrative';
+import { SCRIPT_LIMITS } from '@chronicle/scripting';
 import type {
   AdventureFields,
   AdventureSettings,
@@ -14,6 +15,7 @@ import type {
 import { initialNarrativeState, type NarrativeCorrection } from './narrative.port';
 import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 import type { ScriptHookRanData, ScriptRecord } from './script.events';
+import type { ScriptStateRecord } from './script-state.store';
 import type { NarrationFailureCode } from './narration-failure';
 
 /**
@@ -23,7 +25,8 @@ import type { NarrationFailureCode } from './narration-failure';
  * carry `historyMode` (an old snapshot has none, and would narrate an old adventure with the new
  * default), imported lorebooks (`lorebooks`) and scenario scripts (`scripts`). All four landed in
  * parallel under one bump. 6: AI nodes keep the cards whose timed effects their prompt started
- * (`timedLore`). How a
+ * (`timedLore`); script states are records that patch one another (`scriptStateRecords`), and
+ * settings carry the scripts' context mode and limits (both landed together). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -141,8 +144,13 @@ export interface AdventureState {
   memory: MemoryBankState;
   /** Scenario scripts in run order (script.projector.ts). */
   scripts: ScriptRecord[];
-  /** Script states by the story node that recorded them, then by script (scriptStateAtHead). */
-  scriptStates: Record<string, Record<string, Record<string, unknown>>>;
+  /**
+   * Script states by the story node that recorded them, then by script: a record id in
+   * `scriptStateRecords` (read them with scriptStateAtHead; script-state.store.ts says why).
+   */
+  scriptStates: Record<string, Record<string, string>>;
+  /** Every script state recorded, whole or as a patch of another (script-state.store.ts). */
+  scriptStateRecords: Record<string, ScriptStateRecord>;
   /** The newest hook runs (SCRIPT_RUNS_KEPT), newest last: the scripts' logs route. */
   scriptRuns: ScriptHookRanData[];
 }
@@ -217,6 +225,10 @@ export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   memoryBankEnabled: false,
   memoryTopK: 5,
   memoryCapacity: 80,
+  contextHookMode: 'full',
+  scriptHookTimeoutMs: SCRIPT_LIMITS.hookTimeoutMs,
+  scriptTurnBudgetMs: SCRIPT_LIMITS.turnBudgetMs,
+  scriptMemoryLimitMb: SCRIPT_LIMITS.memoryLimitMb,
 });
 
 export function emptyFields(): AdventureFields {
@@ -253,6 +265,7 @@ export function initialState(): AdventureState {
     memory: emptyMemoryBank(),
     scripts: [],
     scriptStates: {},
+    scriptStateRecords: {},
     scriptRuns: [],
   };
 }

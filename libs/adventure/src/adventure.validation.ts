@@ -365,6 +365,12 @@ function checkBoolean(key: string, value: unknown): boolean {
   return value;
 }
 
+/**
+ * The most an adventure may ask for its scripts. What it gets is also capped by the operator's
+ * limits at run time, so these only bound what a setting may say.
+ */
+const SCRIPT_SETTING_MAX = Object.freeze({ hookMs: 60_000, turnMs: 300_000, memoryMb: 1024 });
+
 /** The given settings checked one by one; unknown keys are refused by name. */
 export function checkSettings(settings: Record<string, unknown>): Partial<AdventureSettings> {
   const checked: Partial<AdventureSettings> = {};
@@ -390,6 +396,21 @@ export function checkSettings(settings: Record<string, unknown>): Partial<Advent
           invalid('settings.historyMode must be "stable" or "sliding"');
         }
         checked.historyMode = value;
+        break;
+      case 'contextHookMode':
+        if (value !== 'full' && value !== 'append-only') {
+          invalid('settings.contextHookMode must be "full" or "append-only"');
+        }
+        checked.contextHookMode = value;
+        break;
+      case 'scriptHookTimeoutMs':
+        checked.scriptHookTimeoutMs = checkNumber(key, value, 10, SCRIPT_SETTING_MAX.hookMs, true);
+        break;
+      case 'scriptTurnBudgetMs':
+        checked.scriptTurnBudgetMs = checkNumber(key, value, 10, SCRIPT_SETTING_MAX.turnMs, true);
+        break;
+      case 'scriptMemoryLimitMb':
+        checked.scriptMemoryLimitMb = checkNumber(key, value, 8, SCRIPT_SETTING_MAX.memoryMb, true);
         break;
       case 'temperature':
         checked.temperature = checkNumber(key, value, 0, 5, false);

@@ -82,6 +82,9 @@ function checkUsage(field: string, usage: unknown): void {
   checkCount(`${field}.completionTokens`, u.completionTokens);
   if (u.cachedTokens !== undefined) checkCount(`${field}.cachedTokens`, u.cachedTokens);
   if (u.model !== undefined) checkText(`${field}.model`, u.model, { max: 200 });
+  if (u.scriptCacheLossTokens !== undefined) {
+    checkCount(`${field}.scriptCacheLossTokens`, u.scriptCacheLossTokens);
+  }
 }
 
 function checkStoryCard(field: string, card: unknown): void {

@@ -19,5 +19,6 @@ export { MemoryProjectionError } from './memory.projector';
 export * from './script.events';
 export * from './script.decider';
 export { scriptStateAtHead } from './script.projector';
+export * from './script.notices';
 export type { NarrativeCorrection } from './narrative.port';
 export * from './event.validation';

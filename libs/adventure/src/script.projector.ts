@@ -1,5 +1,6 @@
 // Folds the script events into the projection's `scripts`, in run order.
-import { RECENT_TURNS_KEPT, type AdventureState } from './adventure.state';
+import { RECENT_TURNS_KEPT, nodeOf, type AdventureState } from './adventure.state';
+import { newStateRecord, resolveRecord } from './script-state.store';
 import { SCRIPT_RUNS_KEPT, type ScriptEvent } from './script.events';
 
 export function evolveScripts(draft: AdventureState, event: ScriptEvent): void {
@@ -19,9 +20,16 @@ export function evolveScripts(draft: AdventureState, event: ScriptEvent): void {
       return;
     case 'ScriptStateChanged': {
       const { actionId, scriptId, state } = event.data;
-      draft.scriptStates = {
-        ...draft.scriptStates,
-        [actionId]: { ...(draft.scriptStates[actionId] ?? {}), [scriptId]: state },
+      ownScriptTables(draft);
+      const recordId = `${draft.version}:${scriptId}`;
+      draft.scriptStateRecords[recordId] = newStateRecord(
+        draft.scriptStateRecords,
+        nearestRecord(draft, scriptId, actionId),
+        state,
+      );
+      draft.scriptStates[actionId] = {
+        ...(draft.scriptStates[actionId] ?? {}),
+        [scriptId]: recordId,
       };
       return;
     }
@@ -61,10 +69,10 @@ export function evolveScripts(draft: AdventureState, event: ScriptEvent): void {
 
 /**
  * A script's state at the head: the newest one recorded on the head's path, skipping `exclude`
- * (the take a retry replaces). `{}` before the script ever changed it.
+ * (the take a retry replaces). `{}` before the script ever changed it. A copy: the caller's own.
  */
 export function scriptStateAtHead(
-  state: Pick<AdventureState, 'path' | 'scriptStates'>,
+  state: Pick<AdventureState, 'path' | 'scriptStates' | 'scriptStateRecords'>,
   scriptId: string,
   exclude: string | null = null,
 ): Record<string, unknown> {
@@ -72,7 +80,41 @@ export function scriptStateAtHead(
     const id = state.path[depth].id;
     if (id === exclude) continue;
     const recorded = state.scriptStates[id]?.[scriptId];
-    if (recorded) return recorded;
+    if (recorded) return resolveRecord(state.scriptStateRecords, recorded);
   }
   return {};
+}
+
+/**
+ * The record a new state at `actionId` is best made from: the nearest one on the path at or
+ * above that node (any record would give a correct patch; the nearest gives the smallest).
+ */
+function nearestRecord(draft: AdventureState, scriptId: string, actionId: string): string | null {
+  const node = nodeOf(draft, actionId);
+  const from = node && draft.path[node.depth]?.id === actionId ? node.depth : draft.path.length - 1;
+  for (let depth = from; depth >= 0; depth--) {
+    const recorded = draft.scriptStates[draft.path[depth].id]?.[scriptId];
+    if (recorded) return recorded;
+  }
+  return null;
+}
+
+/**
+ * A copy of a projection shares its script tables with its source (the projection is never
+ * changed in place: see adventure.projector.ts), so once a copy is made both tables count as
+ * shared, and the first write of a fold, on either side, copies them: a batch of events costs
+ * one copy of the tables, not one per event.
+ */
+const sharedTables = new WeakSet<object>();
+
+/** Called when `source` is copied: its tables are shared from now on. */
+export function shareScriptTables(source: AdventureState): void {
+  sharedTables.add(source.scriptStates);
+  sharedTables.add(source.scriptStateRecords);
+}
+
+function ownScriptTables(draft: AdventureState): void {
+  if (!sharedTables.has(draft.scriptStates) && !sharedTables.has(draft.scriptStateRecords)) return;
+  draft.scriptStates = { ...draft.scriptStates };
+  draft.scriptStateRecords = { ...draft.scriptStateRecords };
 }

@@ -173,6 +173,17 @@ export class EventStoreRepository {
     return rows.map((row) => this.toStoredEvent(row));
   }
 
+  /** Whether the stream holds an event with this id. */
+  async hasEvent(streamId: string, eventId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('events')
+      .select('version')
+      .where('stream_id', '=', streamId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** The version of the stream's last event; 0 when it has none. */
   async streamVersion(streamId: string, trx?: Kysely<Database>): Promise<number> {
     const row = await (trx ?? this.db)

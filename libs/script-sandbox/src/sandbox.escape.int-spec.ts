@@ -269,3 +269,56 @@ describe('recycling', () => {
     }
   });
 });
+
+/** A process's resident set, in MB, from /proc. */
+function rssMb(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+describe('recycling by RSS', () => {
+  it('a child whose RSS passed the cap retires after that run; small runs keep it', async () => {
+    // The cap sits a little above what a warm child holds on this machine, so small runs stay
+    // under it and a run that grows the isolate's heap by ~160 MB goes over.
+    const probe = new ScriptSandboxPool({ processes: 1 });
+    let baseline: number;
+    try {
+      await probe.run(aHookRequest({ source: '({ text })' }));
+      baseline = rssMb(probe.pids()[0]);
+    } finally {
+      await probe.close();
+    }
+    const pool = new ScriptSandboxPool({
+      processes: 1,
+      maxRunsPerChild: 1_000_000,
+      maxRssMb: Math.ceil(baseline + 80),
+    });
+    try {
+      for (let i = 0; i < 5; i++) {
+        expect((await pool.run(aHookRequest({ source: `({ text: "small ${i}" })` }))).outcome).toBe(
+          'ok',
+        );
+      }
+      expect(pool.spawned).toBe(1);
+      const big = await pool.run(
+        aHookRequest({
+          source:
+            'const kept = []; for (let i = 0; i < 160; i++) kept.push(new Array(131072).fill(i)); ({ text: String(kept.length) })',
+          memoryLimitMb: 512,
+          timeoutMs: 10_000,
+        }),
+      );
+      expect(big.outcome).toBe('ok');
+      expect(big.result?.text).toBe('160');
+      // The run that crossed the cap was answered; the child retired and a fresh one serves.
+      const after = await pool.run(aHookRequest({ source: '({ text: "fresh" })' }));
+      expect(after.outcome).toBe('ok');
+      expect(pool.spawned).toBe(2);
+      expect(rssMb(pool.pids()[0])).toBeLessThan(baseline + 80);
+    } finally {
+      await pool.close();
+    }
+  });
+});

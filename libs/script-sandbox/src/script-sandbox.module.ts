@@ -6,14 +6,11 @@ import {
   type OnApplicationShutdown,
 } from '@nestjs/common';
 import type { AppConfig } from '@chronicle/platform';
+import type { ScriptRunLimits } from '@chronicle/scripting';
 import { ScriptSandboxPool } from './sandbox.pool';
 
-/** The operator's script limits, as the hook chain takes them. */
-export interface ScriptRunLimits {
-  hookTimeoutMs: number;
-  turnBudgetMs: number;
-  memoryLimitMb: number;
-}
+/** The operator's script limits, as the hook chain takes them (an adventure may ask for less). */
+export type { ScriptRunLimits };
 export const SCRIPT_RUN_LIMITS = Symbol('SCRIPT_RUN_LIMITS');
 
 @Injectable()

@@ -42,3 +42,44 @@ export const SCRIPT_LIMITS = Object.freeze({
 });
 
 export type ScriptLimits = typeof SCRIPT_LIMITS;
+
+/** The limits one turn's hook runs get. */
+export interface ScriptRunLimits {
+  hookTimeoutMs: number;
+  turnBudgetMs: number;
+  memoryLimitMb: number;
+}
+
+/**
+ * An adventure's own script limits (its settings) under the operator's (SCRIPT_HOOK_TIMEOUT_MS,
+ * SCRIPT_TURN_BUDGET_MS, SCRIPT_MEMORY_LIMIT_MB): the smaller of each, so an adventure may ask
+ * for less than the installation allows, never more.
+ */
+export function scriptLimitsFor(
+  adventure: {
+    scriptHookTimeoutMs: number;
+    scriptTurnBudgetMs: number;
+    scriptMemoryLimitMb: number;
+  },
+  operator: ScriptRunLimits,
+): ScriptRunLimits {
+  return {
+    hookTimeoutMs: Math.min(adventure.scriptHookTimeoutMs, operator.hookTimeoutMs),
+    turnBudgetMs: Math.min(adventure.scriptTurnBudgetMs, operator.turnBudgetMs),
+    memoryLimitMb: Math.min(adventure.scriptMemoryLimitMb, operator.memoryLimitMb),
+  };
+}
+
+/**
+ * One budget across the turn (spec §3.5: 5,000 ms "per turn across scripts and hooks"): the API
+ * ran onInput before the turn was queued and recorded each run's time in its ScriptHookRan, so
+ * the worker's Context and Output hooks get what those left.
+ */
+export function turnBudgetLeft(
+  budgetMs: number,
+  runs: readonly { turnId: string; ms: number }[],
+  turnId: string,
+): number {
+  const spent = runs.filter((run) => run.turnId === turnId).reduce((sum, run) => sum + run.ms, 0);
+  return Math.max(0, budgetMs - spent);
+}

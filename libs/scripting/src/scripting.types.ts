@@ -44,7 +44,11 @@ export interface HistoryEntry {
   type: HistoryType;
 }
 
-/** `info`, per hook (maxChars and memoryLength only in Context, emptyOutputReason in Output). */
+/**
+ * `info`, per hook: maxChars and memoryLength only in Context; contextTokens (the prompt's
+ * tokens: as built in Context, as the provider counted them in Output) in Context and Output;
+ * emptyOutputReason only in Output, and only when the model's reply had no prose.
+ */
 export interface HookInfo {
   actionCount: number;
   characterNames: string[];
@@ -52,6 +56,7 @@ export interface HookInfo {
   memoryLength?: number;
   useCacheEfficient?: boolean;
   storyModel?: { name: string; version: string };
+  contextTokens?: number;
   emptyOutputReason?: string;
 }
 

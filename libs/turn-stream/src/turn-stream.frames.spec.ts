@@ -2,7 +2,6 @@ import {
   decodeFrame,
   encodeFrame,
   isFinal,
-  scriptMessageFrames,
   TurnFrameDecodeError,
   type TurnFrame,
 } from './turn-stream.frames';
@@ -14,6 +13,10 @@ describe('turn stream frames', () => {
     { event: 'reasoning', data: { text: 'the door is locked' } },
     { event: 'chunk', data: { text: 'The door creaks.\n' } },
     { event: 'message', data: { text: 'HP 3', visibleTo: ['p-1'] } },
+    {
+      event: 'notice',
+      data: { text: 'Dice failed; the turn went on without it.', scriptId: 's-1', hook: 'output' },
+    },
     {
       event: 'done',
       data: { action: { id: 'n-1', type: 'ai', text: 'It opens.' }, turnId: 't-1', version: 3 },
@@ -44,14 +47,5 @@ describe('turn stream frames', () => {
       'error',
       'stopped',
     ]);
-  });
-
-  it('makes a message frame of each script message among appended events', () => {
-    expect(
-      scriptMessageFrames([
-        { type: 'Narrated', data: {} },
-        { type: 'ScriptMessagePosted', data: { message: 'HP 3' } },
-      ]),
-    ).toEqual([{ event: 'message', data: { text: 'HP 3', visibleTo: undefined } }]);
   });
 });

@@ -31,6 +31,8 @@ export type TurnFrame =
   | { event: 'chunk'; data: { text: string } }
   /** A script's `state.message` changed. */
   | { event: 'message'; data: { text: string; visibleTo?: string[] } }
+  /** A script failed and the turn went on without it (or its context change was discarded). */
+  | { event: 'notice'; data: { text: string; scriptId: string; hook: string } }
   | { event: 'done'; data: DoneFrameData }
   | { event: 'error'; data: { code: string; message: string; cancelled?: boolean } }
   /** A script stopped the turn before the model was called. */
@@ -50,6 +52,7 @@ const EVENT_NAMES: ReadonlySet<string> = new Set<TurnStreamEventName>([
   'reasoning',
   'chunk',
   'message',
+  'notice',
   'done',
   'error',
   'stopped',
@@ -94,16 +97,4 @@ export function decodeFrame(event: string | undefined, data: string | undefined)
     throw new TurnFrameDecodeError(`the ${event} frame's data is not JSON`);
   }
   return { event, data: parsed } as TurnFrame;
-}
-
-/** The `message` frames of the script messages among the events a command appended. */
-export function scriptMessageFrames(
-  events: readonly { type: string; data: unknown }[],
-): Extract<TurnFrame, { event: 'message' }>[] {
-  return events
-    .filter((event) => event.type === 'ScriptMessagePosted')
-    .map((event) => {
-      const data = event.data as { message: string; visibleTo?: string[] };
-      return { event: 'message', data: { text: data.message, visibleTo: data.visibleTo } };
-    });
 }

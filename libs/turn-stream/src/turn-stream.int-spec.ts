@@ -160,6 +160,28 @@ describe('turn stream', () => {
     ]);
   });
 
+  it("gives a fenced-out winner's script messages after its reset, before done", async () => {
+    await publisher.claim('f4', 'attempt-a', false);
+    await publisher.claim('f4', 'attempt-b', true);
+    await publisher.publishFenced('f4', 'attempt-b', [{ event: 'chunk', data: { text: 'B' } }]);
+    // A's Narrated won the log: its messages must survive the reset its done writes
+    expect(
+      await publisher.publishDone('f4', 'attempt-a', 'A take', { turnId: 'f4', version: 3 }, [
+        { event: 'message', data: { text: 'A found a key' } },
+        { event: 'notice', data: { text: 'A script failed', scriptId: 's', hook: 'output' } },
+      ]),
+    ).toBe(true);
+    const events = (await publisher.entries('f4')).map((e) => [e.event, e.data]);
+    const lastReset = events.map(([event]) => event).lastIndexOf('reset');
+    expect(events.slice(lastReset)).toEqual([
+      ['reset', {}],
+      ['chunk', { text: 'A take' }],
+      ['message', { text: 'A found a key' }],
+      ['notice', { text: 'A script failed', scriptId: 's', hook: 'output' }],
+      ['done', { turnId: 'f4', version: 3 }],
+    ]);
+  });
+
   it('refuses fenced writes once the fence is gone (Redis lost its data)', async () => {
     await publisher.claim('f3', 'attempt-a', false);
     await redis.del(publisher.fenceKey('f3'));

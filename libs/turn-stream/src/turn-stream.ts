@@ -115,16 +115,18 @@ export class TurnStreamPublisher {
   }
 
   /**
-   * The winning attempt's `done`. When another attempt has claimed the stream since (this one
-   * lost its lock but its Narrated was appended first), the stream is reset and given this
-   * attempt's whole text before `done`, so the client still sees one attempt's text after the
-   * last `reset`. Returns whether it had to.
+   * The winning attempt's `done`, after `before` (its script messages and notices). When another
+   * attempt has claimed the stream since (this one lost its lock but its Narrated was appended
+   * first), the stream is reset and given this attempt's whole text, then `before`, then `done`,
+   * so the client still sees one attempt's output, all of it, after the last `reset`. Returns
+   * whether it had to.
    */
   async publishDone(
     turnId: string,
     token: string,
     text: string,
     done: DoneFrameData,
+    before: readonly TurnFrame[] = [],
   ): Promise<boolean> {
     const chunk = encodeFrame({ event: 'chunk', data: { text } });
     const final = encodeFrame({ event: 'done', data: done });
@@ -142,6 +144,10 @@ export class TurnStreamPublisher {
       chunk.data,
       final.event,
       final.data,
+      ...before.flatMap((frame) => {
+        const { event, data } = encodeFrame(frame);
+        return [event, data];
+      }),
     );
     return replayed === 1;
   }
@@ -192,13 +198,17 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
-// ARGV[4..9]: the reset and the chunk {text} replayed when the fence moved, then the done frame.
+// ARGV[4..7]: the reset and the chunk {text} replayed when the fence moved; ARGV[8..9]: the done
+// frame; ARGV[10..]: event, data pairs written before done (after the replay).
 const FENCED_DONE = `
 local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
 if replay then
   redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[4], 'data', ARGV[5])
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[6], 'data', ARGV[7])
+end
+for i = 10, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
 end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[8], 'data', ARGV[9])
 redis.call('EXPIRE', KEYS[1], ARGV[2])

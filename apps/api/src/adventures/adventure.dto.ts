@@ -144,6 +144,42 @@ export class SettingsDto {
   @IsOptional()
   @IsInt()
   memoryCapacity?: number;
+
+  @ApiPropertyOptional({
+    enum: ['full', 'append-only'],
+    description:
+      "What a Context script may do to the prompt: `full` (default) applies an append or a rewrite; `append-only` (AI Dungeon's Optimized Context) keeps the provider's prompt cache: a rewrite is discarded with a notice, and an append needs `// @cache-compatible` on the hook's first line.",
+  })
+  @IsOptional()
+  @IsIn(['full', 'append-only'], {
+    message: 'settings.contextHookMode must be "full" or "append-only"',
+  })
+  contextHookMode?: 'full' | 'append-only';
+
+  @ApiPropertyOptional({
+    example: 2000,
+    description: "One script hook's time limit, capped by the operator's SCRIPT_HOOK_TIMEOUT_MS.",
+  })
+  @IsOptional()
+  @IsInt()
+  scriptHookTimeoutMs?: number;
+
+  @ApiPropertyOptional({
+    example: 5000,
+    description:
+      "All scripts and hooks of one turn together, capped by the operator's SCRIPT_TURN_BUDGET_MS.",
+  })
+  @IsOptional()
+  @IsInt()
+  scriptTurnBudgetMs?: number;
+
+  @ApiPropertyOptional({
+    example: 64,
+    description: "A script isolate's heap, capped by the operator's SCRIPT_MEMORY_LIMIT_MB.",
+  })
+  @IsOptional()
+  @IsInt()
+  scriptMemoryLimitMb?: number;
 }
 
 class StoryCardFieldsDto {

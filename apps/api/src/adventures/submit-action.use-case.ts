@@ -6,6 +6,7 @@ import {
   type PlayerActionType,
   isDomainError,
   nodeOf,
+  scriptStreamFrames,
   turnStatus,
   UnprocessableError,
   type AdventureCommand,
@@ -15,6 +16,7 @@ import {
   type PlayerActedData,
 } from '@chronicle/adventure';
 import { AdventureCommandHandler, scriptHookBase } from '@chronicle/adventure-store';
+import { LruCache } from '@chronicle/platform';
 import {
   SCRIPT_RUN_LIMITS,
   SandboxUnavailableError,
@@ -25,11 +27,12 @@ import {
   inputForScripts,
   inputFromScripts,
   runHookChain,
+  scriptLimitsFor,
   type HookChainResult,
 } from '@chronicle/scripting';
 import { ScriptsUnavailableError } from '../scripts/scripts.use-case';
 import { currentLogContext } from '@chronicle/platform';
-import { scriptMessageFrames, TurnStreamPublisher, type TurnFrame } from '@chronicle/turn-stream';
+import { TurnStreamPublisher, type TurnFrame } from '@chronicle/turn-stream';
 import { requestReceivedAt } from '../http/correlation.middleware';
 import { requestMetadata } from '../http/request-actor';
 import { AdventureIndexRepository } from './adventure-index.repository';
@@ -76,6 +79,16 @@ function isRefusal(error: unknown): boolean {
 @Injectable()
 export class SubmitActionUseCase {
   private readonly logger = new Logger('turns');
+  /**
+   * onInput results of turns the client named but the log does not hold yet, by turn and
+   * request: scripts are not idempotent (Math.random, counters), so a resend after a 409 (the
+   * handler's conflict retries ran out) or a 503 reuses the first run instead of running the
+   * scripts again. Per process: a resend that reaches another API instance runs them once more.
+   */
+  private readonly inputResults = new LruCache<string, ScriptedInput>({
+    capacity: 1_000,
+    ttlMs: 10 * 60_000,
+  });
 
   constructor(
     private readonly adventures: AdventureCommandHandler,
@@ -98,11 +111,21 @@ export class SubmitActionUseCase {
       text: input.type === 'continue' ? '' : (input.text ?? ''),
     };
     // continue skips onInput (AID runs it after do/say/story only).
+    const resultKey =
+      clientId === undefined ? null : `${turnId}\u0000${requestFingerprint(request)}`;
     const script =
       input.type === 'continue'
         ? undefined
-        : await this.runInputScripts(adventureId, clientId, turnId, input.type, input.text ?? '');
-    return this.start(adventureId, eventId, clientId, request, {
+        : ((resultKey === null ? undefined : this.inputResults.get(resultKey)) ??
+          (await this.runInputScripts(
+            adventureId,
+            clientId,
+            turnId,
+            input.type,
+            input.text ?? '',
+          )));
+    if (script && resultKey !== null) this.inputResults.set(resultKey, script);
+    const accepted = await this.start(adventureId, eventId, clientId, request, {
       type: 'SubmitAction',
       data: {
         turnId,
@@ -112,6 +135,9 @@ export class SubmitActionUseCase {
         ...(script ? { script } : {}),
       },
     });
+    // In the log now: a resend finds the turn there and runs nothing.
+    if (resultKey !== null) this.inputResults.delete(resultKey);
+    return accepted;
   }
 
   /**
@@ -140,6 +166,7 @@ export class SubmitActionUseCase {
     if (text === null) return undefined;
     const base = await scriptHookBase(this.adventures, state);
     if (!base) return undefined;
+    const limits = scriptLimitsFor(state.settings, this.scriptLimits);
     let chain: HookChainResult;
     try {
       chain = await runHookChain(this.sandbox, {
@@ -152,9 +179,10 @@ export class SubmitActionUseCase {
         history: base.history,
         info: { actionCount: base.actionCount, characterNames: base.characterNames },
         memory: base.memory,
-        budgetMs: this.scriptLimits.turnBudgetMs,
-        hookTimeoutMs: this.scriptLimits.hookTimeoutMs,
-        memoryLimitMb: this.scriptLimits.memoryLimitMb,
+        // The whole turn's budget: the worker's hooks get what this run leaves (turnBudgetLeft).
+        budgetMs: limits.turnBudgetMs,
+        hookTimeoutMs: limits.hookTimeoutMs,
+        memoryLimitMb: limits.memoryLimitMb,
         newCardId: () => randomUUID(),
       });
     } catch (error) {
@@ -235,7 +263,7 @@ export class SubmitActionUseCase {
       }
       const started = handled.events[0];
       if (started?.type === 'PlayerActed') await this.announce(turnId, started);
-      await this.announceScripts(turnId, handled.events);
+      await this.announceScripts(turnId, handled.events, handled.state.scripts);
       const action = started?.type === 'PlayerActed' ? started.data.action : null;
       return {
         turnId,
@@ -286,12 +314,16 @@ export class SubmitActionUseCase {
     };
   }
 
-  /** A script's messages (`message {text}`), and `stopped {message}` when it ended the turn. */
+  /**
+   * A script's messages (`message {text}`), a notice for each failed run (`notice {text}`), and
+   * `stopped {message}` when it ended the turn.
+   */
   private async announceScripts(
     turnId: string,
     events: readonly { type: string; data: unknown }[],
+    scripts: AdventureState['scripts'],
   ): Promise<void> {
-    const frames: TurnFrame[] = scriptMessageFrames(events);
+    const frames: TurnFrame[] = scriptStreamFrames(events, scripts);
     const stopped = events.find((e) => e.type === 'TurnStoppedByScript');
     if (stopped) {
       frames.push({

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import {
   NotFoundError,
   requireNode,
+  scriptNoticesOfTurn,
   turnStatus,
   type AdventureState,
   type NarrationFailureCode,
@@ -24,6 +25,8 @@ export interface TurnView {
   message?: string;
   /** The stable failure code (NarrationFailed's), when failed or cancelled. */
   code?: NarrationFailureCode;
+  /** A script failed (or its context change was discarded) and the turn went on: what the player is told. */
+  notices?: string[];
 }
 
 export const CANCELLED_MESSAGE = 'the turn was cancelled';
@@ -49,7 +52,8 @@ export class TurnsUseCase {
       );
     }
     if (view.status === 'queued' && (await this.isRunning(turnId))) view.status = 'running';
-    return view;
+    const notices = scriptNoticesOfTurn(state, turnId);
+    return notices.length > 0 ? { ...view, notices } : view;
   }
 
   /** The turn as the projection knows it (queued, not running: that is BullMQ's to say). */

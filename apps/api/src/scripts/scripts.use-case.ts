@@ -22,6 +22,7 @@ import {
 import {
   renderContextView,
   runHookChain,
+  scriptLimitsFor,
   syntaxProblem,
   type SourceField,
 } from '@chronicle/scripting';
@@ -182,6 +183,7 @@ export class ScriptsUseCase {
               authorsNote: state.fields.authorsNote,
               frontMemory: '',
             }).text;
+    const limits = scriptLimitsFor(state.settings, this.limits);
     const chain = await this.runChain(() =>
       runHookChain(this.sandbox, {
         owner: base.owner,
@@ -194,11 +196,14 @@ export class ScriptsUseCase {
         info: {
           actionCount: base.actionCount + (body.hook === 'input' ? 0 : 1),
           characterNames: base.characterNames,
+          ...(body.hook === 'context'
+            ? { useCacheEfficient: state.settings.contextHookMode === 'append-only' }
+            : {}),
         },
         memory: base.memory,
-        budgetMs: this.limits.turnBudgetMs,
-        hookTimeoutMs: this.limits.hookTimeoutMs,
-        memoryLimitMb: this.limits.memoryLimitMb,
+        budgetMs: limits.turnBudgetMs,
+        hookTimeoutMs: limits.hookTimeoutMs,
+        memoryLimitMb: limits.memoryLimitMb,
         newCardId: () => randomUUID(),
       }),
     );
