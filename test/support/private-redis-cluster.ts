@@ -82,6 +82,15 @@ export class PrivateRedisCluster {
     return command(port, name, ...args);
   }
 
+  /** Kills one master (SIGKILL): with no replica, its slots go unserved. */
+  async killNode(port: number): Promise<void> {
+    const node = this.nodes.find((n) => n.port === port);
+    if (!node || node.child.exitCode !== null || node.child.signalCode) return;
+    const exited = new Promise<void>((resolve) => node.child.once('exit', () => resolve()));
+    node.child.kill('SIGKILL');
+    await exited;
+  }
+
   /** What the nodes printed, for a failure message. */
   logTail(): string {
     return this.nodes
@@ -94,14 +103,7 @@ export class PrivateRedisCluster {
 
   /** Kills every node and deletes the directory. */
   async destroy(): Promise<void> {
-    await Promise.all(
-      this.nodes.map(async (node) => {
-        if (node.child.exitCode !== null || node.child.signalCode) return;
-        const exited = new Promise<void>((resolve) => node.child.once('exit', () => resolve()));
-        node.child.kill('SIGKILL');
-        await exited;
-      }),
-    );
+    await Promise.all(this.nodes.map((node) => this.killNode(node.port)));
     live.delete(this);
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TEST_POSTGRES_URL, withAdminClient } from '@chronicle/testing';
+import { PrivateRedisCluster, TEST_POSTGRES_URL, withAdminClient } from '@chronicle/testing';
 import { ensurePostgres, ensureRedis, ServiceUnavailableError } from './preflight';
 
 describe('start-up checks', () => {
@@ -26,4 +26,27 @@ describe('start-up checks', () => {
     await expect(redis).rejects.toBeInstanceOf(ServiceUnavailableError);
     await expect(redis).rejects.toThrow(/Redis is not answering at 127\.0\.0\.1:1 .*redis-server/);
   });
+
+  it('refuses a Redis Cluster that does not serve every slot, and passes a healthy one', async () => {
+    const cluster = await PrivateRedisCluster.start();
+    try {
+      await expect(ensureRedis(cluster.url)).resolves.toEqual({ warnings: [] });
+      const [first, , third] = cluster.ports;
+      await cluster.killNode(third);
+      // the survivors mark it failed after the node timeout (5 s); then its slots are unserved
+      const deadline = Date.now() + 20_000;
+      while (!/cluster_state:fail/.test(await cluster.command(first, 'CLUSTER', 'INFO'))) {
+        if (Date.now() > deadline) throw new Error('the cluster never noticed the dead master');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const refused = ensureRedis(cluster.url);
+      await expect(refused).rejects.toBeInstanceOf(ServiceUnavailableError);
+      // the dead master holds the probe's first command, or a survivor says cluster_state:fail
+      await expect(refused).rejects.toThrow(
+        /Redis Cluster at 127\.0\.0\.1:\d+.*(cluster_state:fail|no answer within)/,
+      );
+    } finally {
+      await cluster.destroy();
+    }
+  }, 60_000);
 });

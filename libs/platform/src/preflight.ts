@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { closeRedis, createProbeConnection, isClusterClient } from './redis-connection.factory';
+import { createProbeConnection, isClusterClient } from './redis-connection.factory';
 import { judgeRedisSettings, readRedisSettings } from './redis-settings';
 import { describeRedisUrl, isClusterUrl } from './redis-target';
 import type { AppConfig } from './config';
@@ -19,6 +19,16 @@ export class ServiceUnavailableError extends Error {
 }
 
 const PREFLIGHT_TIMEOUT_MS = 5000;
+/** One cluster master's answer at start-up. */
+const NODE_TIMEOUT_MS = 2000;
+
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 function describe(error: unknown): string {
   const e = error as { code?: string; message?: string };
@@ -75,10 +85,11 @@ export interface RedisSettingsReport {
 export async function ensureRedis(redisUrl: string): Promise<RedisSettingsReport> {
   const redis = createProbeConnection(redisUrl, PREFLIGHT_TIMEOUT_MS);
   try {
-    await redis.connect();
-    await redis.ping();
+    // bounded: a cluster with a dead master may hold a command for it past every retry
+    await bounded(redis.connect(), PREFLIGHT_TIMEOUT_MS);
+    await bounded(redis.ping(), PREFLIGHT_TIMEOUT_MS);
   } catch (error) {
-    await closeRedis(redis);
+    redis.disconnect();
     throw new ServiceUnavailableError(
       'Redis',
       isClusterUrl(redisUrl)
@@ -92,20 +103,25 @@ export async function ensureRedis(redisUrl: string): Promise<RedisSettingsReport
   try {
     if (isClusterClient(redis)) {
       // A cluster that is up but not serving every slot (a master down, slots unassigned)
-      // answers some keys and refuses others: a start-up against it would fail at random.
-      const info = String(await redis.cluster('INFO'));
-      const state = /cluster_state:(\w+)/.exec(info)?.[1] ?? 'unknown';
-      if (state !== 'ok') {
-        throw new ServiceUnavailableError(
-          'Redis',
-          `the Redis Cluster at ${describeRedisUrl(redisUrl)} is not serving every slot ` +
-            `(cluster_state:${state}); fix it (redis-cli --cluster check host:port) and start again.`,
-        );
+      // answers some keys and refuses others: a start-up against it would fail at random. Every
+      // master is asked, each within a bound (a dead one would hold its command forever).
+      for (const node of redis.nodes('master')) {
+        const info = await bounded(node.cluster('INFO'), NODE_TIMEOUT_MS).then(String, describe);
+        const state = /cluster_state:(\w+)/.exec(info)?.[1];
+        if (state !== 'ok') {
+          throw new ServiceUnavailableError(
+            'Redis',
+            `the Redis Cluster at ${describeRedisUrl(redisUrl)} is not serving every slot ` +
+              `(master ${node.options.host}:${node.options.port}: ${state ? `cluster_state:${state}` : info}); ` +
+              `fix it (redis-cli --cluster check host:port) and start again.`,
+          );
+        }
       }
     }
     return judgeRedisSettings(await readRedisSettings(redis));
   } finally {
-    await closeRedis(redis);
+    // a probe has nothing to flush; QUIT to a dead cluster master would wait for it
+    redis.disconnect();
   }
 }
 

@@ -15,7 +15,12 @@ export interface RedisSettings {
   node?: string;
   /** On a cluster: how many masters were read. */
   masters?: number;
+  /** On a cluster: a master that did not answer (its jobs cannot be reached). */
+  unanswered?: string;
 }
+
+/** How long one cluster master may take to answer CONFIG GET. */
+const MASTER_TIMEOUT_MS = 800;
 
 export interface RedisSettingsVerdict {
   /** Set when the settings are unsafe: /health answers 503 with it. */
@@ -25,15 +30,25 @@ export interface RedisSettingsVerdict {
 }
 
 export async function readRedisSettings(redis: RedisClient): Promise<RedisSettings> {
-  if (!isClusterClient(redis)) return readServerSettings(redis);
+  if (!isClusterClient(redis)) return (await readServerSettings(redis)) as RedisSettings;
   const masters = redis.nodes('master');
   if (masters.length === 0) return { maxmemoryPolicy: null, appendOnly: null, masters: 0 };
   const read = await Promise.all(
-    masters.map(async (node) => ({
-      ...(await readServerSettings(node)),
-      node: `${node.options.host}:${node.options.port}`,
-    })),
+    masters.map(async (node) => {
+      const address = `${node.options.host}:${node.options.port}`;
+      let timer: NodeJS.Timeout | undefined;
+      const silent = new Promise<null>((resolve) => {
+        timer = setTimeout(() => resolve(null), MASTER_TIMEOUT_MS);
+      });
+      const settings = await Promise.race([readServerSettings(node, true), silent]);
+      clearTimeout(timer);
+      return settings
+        ? { ...settings, node: address }
+        : { maxmemoryPolicy: null, appendOnly: null, node: address, unanswered: address };
+    }),
   );
+  const unanswered = read.find((s) => s.unanswered);
+  if (unanswered) return { ...unanswered, masters: read.length };
   const worst =
     read.find((s) => s.maxmemoryPolicy !== null && s.maxmemoryPolicy !== 'noeviction') ??
     read.find((s) => s.maxmemoryPolicy === null) ??
@@ -43,12 +58,19 @@ export async function readRedisSettings(redis: RedisClient): Promise<RedisSettin
   return { ...worst, masters: read.length };
 }
 
-async function readServerSettings(redis: Redis): Promise<RedisSettings> {
+/** `failOnError`: a node that errors is reported as unanswered (a cluster master), not unknown. */
+async function readServerSettings(
+  redis: Redis,
+  failOnError = false,
+): Promise<RedisSettings | null> {
+  let failed = false;
   const read = async (name: string): Promise<string | null> => {
     try {
       const reply = (await redis.config('GET', name)) as string[];
       return reply.length >= 2 ? reply[1] : null;
-    } catch {
+    } catch (error) {
+      // CONFIG refused (a managed service) reads as unknown; a dead connection as no answer
+      if (!/unknown command|NOPERM|not allowed/i.test((error as Error).message)) failed = true;
       return null;
     }
   };
@@ -56,6 +78,7 @@ async function readServerSettings(redis: Redis): Promise<RedisSettings> {
     read('maxmemory-policy'),
     read('appendonly'),
   ]);
+  if (failOnError && failed) return null;
   return { maxmemoryPolicy, appendOnly: appendOnly === null ? null : appendOnly === 'yes' };
 }
 
@@ -64,7 +87,9 @@ export function judgeRedisSettings(settings: RedisSettings): RedisSettingsVerdic
   let problem: string | undefined;
   // "Redis" for one server; "Redis master 10.0.0.2:6379" for the cluster's master at fault.
   const redis = settings.node ? `Redis master ${settings.node}` : 'Redis';
-  if (settings.masters === 0) {
+  if (settings.unanswered) {
+    problem = `Redis master ${settings.unanswered} does not answer: the jobs and streams in its slots cannot be reached`;
+  } else if (settings.masters === 0) {
     warnings.push('could not read the Redis Cluster masters (no master known yet)');
   } else if (settings.maxmemoryPolicy === null) {
     warnings.push(
