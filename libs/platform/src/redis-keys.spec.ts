@@ -79,3 +79,24 @@ describe('the reconciler data-loss marker', () => {
     );
   });
 });
+
+describe('the narrate admission keys', () => {
+  it("keep a provider key's limits and reservations on one slot (one limiter script touches both)", () => {
+    expect(
+      slots([
+        redisKeys.providerLimits(installation, 'p1'),
+        redisKeys.providerReservations(installation, 'p1'),
+      ]).size,
+    ).toBe(1);
+  });
+
+  it("keep a user's leases, line and last-asked times on one slot (one fairness script touches all three)", () => {
+    expect(
+      slots([
+        redisKeys.userLeases(installation, 'u1'),
+        redisKeys.userLine(installation, 'u1'),
+        redisKeys.userAsked(installation, 'u1'),
+      ]).size,
+    ).toBe(1);
+  });
+});

@@ -16,6 +16,8 @@
 // | a BullMQ queue's (`{chronicle:narrate}:narrate:…`) | `{<installation>:<queue>}` | every BullMQ script |
 // | the reconciler's data-loss marker | the memory queue's | lives and dies with the memory jobs it guards |
 // | a turn's stream and fence (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts, and one XREAD over many streams of a shard |
+// | a provider key's limits and reservations (`{chronicle:provider-<id>}:limits`) | `{<installation>:provider-<id>}` | the provider limiter's scripts |
+// | a user's leases, waiting line and last-asked times (`{chronicle:user-<id>}:leases`) | `{<installation>:user-<id>}` | the fairness scripts |
 // | rate-limit counters, token budgets, memory locks, kept narrations | none | single-key scripts only |
 
 /** Turn streams are spread over this many hash tags; an API follows each on its own reader. */
@@ -58,6 +60,18 @@ export const redisKeys = {
     `${installation}:token-budget:${userId}:${day}`,
   memoryLock: (installation: string, adventureId: string): string =>
     `${installation}:memory-lock:${adventureId}`,
+  /** A provider key's request/token counters and its reservations: one limiter script's keys. */
+  providerLimits: (installation: string, providerId: string): string =>
+    `${hashTag(installation, `provider-${providerId}`)}:limits`,
+  providerReservations: (installation: string, providerId: string): string =>
+    `${hashTag(installation, `provider-${providerId}`)}:reservations`,
+  /** A user's narration leases, waiting line and last-asked times: one fairness script's keys. */
+  userLeases: (installation: string, userId: string): string =>
+    `${hashTag(installation, `user-${userId}`)}:leases`,
+  userLine: (installation: string, userId: string): string =>
+    `${hashTag(installation, `user-${userId}`)}:line`,
+  userAsked: (installation: string, userId: string): string =>
+    `${hashTag(installation, `user-${userId}`)}:asked`,
   /** A narration kept while Postgres could not record it (single-key reads and writes). */
   finishedNarration: (installation: string, turnId: string): string =>
     `${installation}:finished-narration:${turnId}`,

@@ -15,7 +15,7 @@
 // (what its recent requests really cost) and `recordUsage` charges the difference when the
 // usage arrives: over any stretch of time the bucket is charged what the provider counted.
 import { createHash } from 'node:crypto';
-import type Redis from 'ioredis';
+import { redisKeys, type RedisClient } from '@chronicle/platform';
 
 export interface ProviderLimits {
   /** 0: no request limit */
@@ -141,15 +141,17 @@ export function providerKeys(
   prefix: string,
   providerId: string,
 ): { state: string; reservations: string } {
-  const base = `${prefix}:provider:{provider-${providerId}}`;
-  return { state: `${base}:limits`, reservations: `${base}:reservations` };
+  return {
+    state: redisKeys.providerLimits(prefix, providerId),
+    reservations: redisKeys.providerReservations(prefix, providerId),
+  };
 }
 
 export class ProviderLimiter {
   private readonly keys: { state: string; reservations: string };
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     prefix: string,
     readonly providerId: string,
     private readonly limits: ProviderLimits,

@@ -4,7 +4,7 @@
 // comes back by itself); the turns over the limit wait in line, oldest first, and the release
 // of a slot names the ones to wake. A waiter that stops asking (its job was removed) drops out
 // of the line after `staleMs`, so it cannot block the ones behind it.
-import type Redis from 'ioredis';
+import { redisKeys, type RedisClient } from '@chronicle/platform';
 
 export type LeaseGrant =
   | { granted: true }
@@ -68,8 +68,11 @@ return redis.call('ZRANGE', KEYS[2], 0, free - 1)
  * Cluster slot.
  */
 export function userLeaseKeys(prefix: string, userId: string): [string, string, string] {
-  const base = `${prefix}:fairness:{user-${userId}}`;
-  return [`${base}:leases`, `${base}:line`, `${base}:asked`];
+  return [
+    redisKeys.userLeases(prefix, userId),
+    redisKeys.userLine(prefix, userId),
+    redisKeys.userAsked(prefix, userId),
+  ];
 }
 
 export interface UserLeaseOptions {
@@ -83,7 +86,7 @@ export interface UserLeaseOptions {
 
 export class UserLeases {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     readonly options: UserLeaseOptions,
   ) {}
