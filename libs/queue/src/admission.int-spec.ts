@@ -36,7 +36,7 @@ describe('shared admission (Redis)', () => {
       const keys = providerKeys(prefix, id);
       expect(JSON.stringify(keys)).not.toContain('sk-secret');
       const tags = Object.values(keys).map((key) => /\{([^}]*)\}/.exec(key)?.[1]);
-      expect(new Set(tags)).toEqual(new Set([`provider-${id}`]));
+      expect(new Set(tags)).toEqual(new Set([`${prefix}:provider-${id}`]));
     });
 
     it('given 600 requests a minute and no burst, when two workers ask at once, then one goes and the other is given the next slot', async () => {
@@ -118,7 +118,7 @@ describe('shared admission (Redis)', () => {
 
     it("keys a user's leases and line under the user's hash tag", () => {
       const tags = userLeaseKeys(prefix, 'u1').map((key) => /\{([^}]*)\}/.exec(key)?.[1]);
-      expect(new Set(tags)).toEqual(new Set(['user-u1']));
+      expect(new Set(tags)).toEqual(new Set([`${prefix}:user-u1`]));
     });
 
     it('given K = 2, when a third turn asks, then it waits first in line and is named when a slot frees', async () => {
