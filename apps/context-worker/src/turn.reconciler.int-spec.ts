@@ -4,6 +4,7 @@
 // job that nobody holds (its lock gone on two passes in a row) is put back.
 import type { NarratedData } from '@chronicle/adventure';
 import { ChronicleMetrics } from '@chronicle/metrics';
+import { queueKeyPrefix } from '@chronicle/platform';
 import { JobName, QueueName } from '@chronicle/queue';
 import { sql } from 'kysely';
 import {
@@ -285,7 +286,7 @@ describe('the reconciler and an active job nobody holds', () => {
     await harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
     const taker = new Worker(QueueName.Narrate, null, {
       connection: { url: harness.config.redisUrl },
-      prefix: harness.config.queuePrefix,
+      prefix: queueKeyPrefix(harness.config.queuePrefix, QueueName.Narrate),
     });
     try {
       const taken = await taker.getNextJob('frozen-worker-token');
@@ -295,7 +296,7 @@ describe('the reconciler and an active job nobody holds', () => {
     }
     const redis = new Redis(harness.config.redisUrl);
     try {
-      await redis.del(`${harness.config.queuePrefix}:${QueueName.Narrate}:${jobId}:lock`);
+      await redis.del(`${queue.toKey(jobId)}:lock`);
     } finally {
       redis.disconnect();
     }
@@ -340,9 +341,9 @@ describe('the reconciler and an active job nobody holds', () => {
     await harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
     const taker = new Worker(QueueName.Narrate, null, {
       connection: { url: harness.config.redisUrl },
-      prefix: harness.config.queuePrefix,
+      prefix: queueKeyPrefix(harness.config.queuePrefix, QueueName.Narrate),
     });
-    const lockKey = `${harness.config.queuePrefix}:${QueueName.Narrate}:${jobId}:lock`;
+    const lockKey = `${queue.toKey(jobId)}:lock`;
     const redis = new Redis(harness.config.redisUrl);
     try {
       await taker.getNextJob('slow-worker-token');
