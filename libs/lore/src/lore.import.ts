@@ -3,7 +3,7 @@
 // codec. Pure apart from node:zlib; the file is untrusted, so every failure is a LoreFileError
 // naming what is wrong, and nothing is half-read.
 
-import { LIMITS, type LoreFormat } from '@chronicle/adventure';
+import { LIMITS, LORE_FORMATS, type LoreFormat } from '@chronicle/adventure';
 import { isPng, isZip, pngTextChunks, zipEntry } from './containers';
 import { agnaiReader, risuReader, type LoreReader } from './formats/agnai-risu';
 import { aidCodec } from './formats/aid';
@@ -24,16 +24,8 @@ import {
   type ParsedCard,
 } from './lore.types';
 
-export const IMPORT_FORMATS = [
-  'aid',
-  'sillytavern',
-  'ccv2',
-  'ccv3',
-  'novelai',
-  'kobold',
-  'agnai',
-  'risu',
-] as const;
+/** Every format Chronicle reads: the card origins the decider accepts. */
+export const IMPORT_FORMATS = LORE_FORMATS;
 
 /** The formats Chronicle writes as well as reads. */
 export type WritableFormat = Exclude<LoreFormat, 'agnai' | 'risu'>;
