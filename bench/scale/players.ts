@@ -13,8 +13,12 @@ import {
 import { seededRandom } from '../../libs/context/src/testing';
 import { sharedClock, UPSTREAM_HEADER, type ModelMessage } from './threads';
 
-/** How long a follower waits for `done` before it counts the turn as not ended. */
-const STREAM_TIMEOUT_MS = 60_000;
+/**
+ * How long a follower waits for `done` (over every reconnect) before it counts the turn as not
+ * ended, and how many connections it opens for one turn.
+ */
+const TURN_TIMEOUT_MS = 180_000;
+const MAX_CONNECTIONS = 20;
 /** How long after `done` the model thread's report of the request may take to arrive. */
 const MODEL_REPORT_WAIT_MS = 2_000;
 
@@ -144,8 +148,10 @@ export class ScalePlayer {
   }
 
   /**
-   * Reads the turn's stream through the proxy until `done` or `error`, with no reconnect: a
-   * follower that lost its connection would hide the very chunks this bench looks for.
+   * Reads the turn's stream through the proxy until `done` or `error`, as a browser's
+   * EventSource does: a connection that drops (or a 5xx) is opened again with Last-Event-ID,
+   * within TURN_TIMEOUT_MS and MAX_CONNECTIONS. Each connection goes to the API the proxy picks:
+   * `upstream` is that API when every connection of the turn went to the same one, else null.
    */
   private async follow(
     path: string,
@@ -156,40 +162,52 @@ export class ScalePlayer {
       outcome: 'closed',
       final: undefined,
       resets: 0,
-      connections: 1,
+      connections: 0,
       status: 0,
       contentType: null,
       upstream: null,
       doneAt: NaN,
     };
-    try {
-      const response = await fetch(`${this.apiUrl}${path}`, {
-        headers: { ...this.headers, accept: 'text/event-stream' },
-        signal: AbortSignal.timeout(STREAM_TIMEOUT_MS),
-      });
-      result.status = response.status;
-      result.contentType = response.headers.get('content-type');
-      result.upstream = response.headers.get(UPSTREAM_HEADER);
-      if (response.status !== 200 || !response.body) {
-        await response.body?.cancel().catch(() => undefined);
-        return result;
-      }
-      const parser = new SseParser();
-      const decoder = new TextDecoder();
+    const upstreams = new Set<string | null>();
+    const deadline = Date.now() + TURN_TIMEOUT_MS;
+    while (result.connections < MAX_CONNECTIONS && Date.now() < deadline) {
+      result.connections += 1;
+      const headers: Record<string, string> = { ...this.headers, accept: 'text/event-stream' };
+      if (result.lastEventId) headers['last-event-id'] = result.lastEventId;
       try {
-        for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
-          for (const frame of parser.push(decoder.decode(bytes, { stream: true }))) {
-            if (apply(result, frame)) {
-              result.doneAt = sharedClock();
-              return result;
+        const response = await fetch(`${this.apiUrl}${path}`, {
+          headers,
+          signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+        });
+        if (result.connections === 1) {
+          result.status = response.status;
+          result.contentType = response.headers.get('content-type');
+        }
+        upstreams.add(response.headers.get(UPSTREAM_HEADER));
+        result.upstream = upstreams.size === 1 ? [...upstreams][0] : null;
+        if (response.status !== 200 || !response.body) {
+          await response.body?.cancel().catch(() => undefined);
+          if (response.status < 500) return result;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          continue;
+        }
+        const parser = new SseParser();
+        const decoder = new TextDecoder();
+        try {
+          for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+            for (const frame of parser.push(decoder.decode(bytes, { stream: true }))) {
+              if (apply(result, frame)) {
+                result.doneAt = sharedClock();
+                return result;
+              }
             }
           }
+        } finally {
+          await response.body.cancel().catch(() => undefined);
         }
-      } finally {
-        await response.body.cancel().catch(() => undefined);
+      } catch {
+        // cut or timed out: open it again from the last id while the turn's time lasts
       }
-    } catch {
-      // timed out or cut: the outcome stays `closed`
     }
     return result;
   }
@@ -250,7 +268,11 @@ export async function play(players: ScalePlayer[], options: PlayOptions): Promis
           if (sharedClock() + think >= deadline) break;
           await new Promise((resolve) => setTimeout(resolve, think));
         }
-        all.push(await player.playTurn());
+        const sample = await player.playTurn();
+        all.push(sample);
+        // A turn whose stream never ended may still be in flight: its player's next action
+        // would only be refused (409). The player stops for this phase, as one would wait.
+        if (!sample.ok && sample.problem?.startsWith('stream')) break;
       }
     }),
   );

@@ -121,7 +121,12 @@ export function scaleReport(inputs: Inputs): string {
   // The ceiling: the largest step that held the target, and what the CPU per turn implies.
   const held = steps.filter(stepOk);
   const heldAt = held.length > 0 ? config.steps[steps.indexOf(held[held.length - 1])] : 0;
-  const top = steps[steps.length - 1];
+  // the step that moved the most turns: the nearest to saturation that still ran (a step past
+  // the ceiling can move fewer, its CPU going to turns that time out)
+  const top = steps.reduce((best, s) =>
+    s.play.turnsPerSecond > best.play.turnsPerSecond ? s : best,
+  );
+  const topAdventures = config.steps[steps.indexOf(top)];
   const topTurns = top.play.all.length;
   const cpuMsPerTurn = (step: Measured, groups: readonly string[]) =>
     (groups.reduce((sum, g) => sum + groupCpu(step, g), 0) * 1000) / step.play.all.length;
@@ -199,12 +204,12 @@ export function scaleReport(inputs: Inputs): string {
       (firstFailure
         ? `; at ${config.steps[steps.indexOf(firstFailure)].toLocaleString('en')} the p99 was ${ms(p99(firstFailure))} with ${failures(firstFailure)} failed.`
         : ` (every step held).`),
-    `- At the top step (${config.steps[config.steps.length - 1].toLocaleString('en')} adventures, ${top.play.turnsPerSecond.toFixed(0)} turns/s) a turn cost ${serverMs.toFixed(1)} ms of CPU across the servers ` +
+    `- At the busiest step (${topAdventures.toLocaleString('en')} adventures, ${top.play.turnsPerSecond.toFixed(0)} turns/s) a turn cost ${serverMs.toFixed(1)} ms of CPU across the servers ` +
       `(${shares.map((s) => `${s.g} ${s.ms.toFixed(1)}`).join(', ')}; the bench's own client and fake model ${benchMs.toFixed(1)} more). ` +
       `${cores} cores with nothing else on them would saturate at about ${capacity.toFixed(0)} turns/s, ≈ ${((capacity * (config.thinkMs / 1000 + turnSeconds)) / 1000).toFixed(1)}k adventures at this pace; ` +
       `the bench's own client takes a share of the same cores, so the real figure on this machine is lower.`,
     `- Where the CPU goes: the Node processes take ${node.toFixed(1)} ms a turn (${pct(node / serverMs)}), Postgres ${cpuMsPerTurn(top, ['postgres']).toFixed(1)} (${pct(cpuMsPerTurn(top, ['postgres']) / serverMs)}), Redis ${cpuMsPerTurn(top, ['redis']).toFixed(1)} (${pct(cpuMsPerTurn(top, ['redis']) / serverMs)}). ` +
-      `Each process's share of one core at the top step: ${coreShares(top)}. ` +
+      `Each process's share of one core at that step: ${coreShares(top)}. ` +
       `A Node process and the Redis server each run on one core: the first of them to near 100% is the next bottleneck, then more processes (on more cores) move it; Postgres uses a core per busy backend.`,
   ].join('\n');
 }

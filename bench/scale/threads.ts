@@ -104,7 +104,9 @@ async function runModel(): Promise<void> {
 }
 
 async function runProxy(upstreams: string[]): Promise<void> {
-  const agent = new Agent({ keepAlive: true, maxSockets: Infinity });
+  // A new upstream connection per request: a kept-alive socket the API closes as idle just
+  // as the proxy reuses it would answer 502 for nothing the API did.
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
   let next = 0;
   const server = createServer((req, res) => {
     const index = next++ % upstreams.length;
