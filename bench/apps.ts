@@ -34,6 +34,30 @@ export const BENCH_ENV: Record<string, string> = {
     : {}),
 };
 
+/** The narration the fake model answers with in the turn benchmarks. */
+export const REPLY =
+  'Rain needles across the harbour roofs and the lamps along the quay gutter. Somewhere ' +
+  'below, the tide sucks at the pilings and a bell answers it. You find a chalk mark on the ' +
+  "wall, a small number scratched beside it, and the keeper's clock ticks on, patient as ever.";
+
+// Each player action carries a marker, so the model request it caused can be told apart from
+// the other adventures' (the prompt replays earlier actions too: the last marker is this turn's).
+const MARKER = /\[bench (\d+)\.(\d+)\]/g;
+
+/** The prompt's text, from a chat or a completion request body. */
+export function promptOf(body: unknown): string {
+  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
+  if (typeof b.prompt === 'string') return b.prompt;
+  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+}
+
+/** `<player>.<turn>` of the last marker in a prompt: the turn the request narrates. */
+export function lastMarker(prompt: string): string | null {
+  let last: string | null = null;
+  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
+  return last;
+}
+
 export interface BenchPlayer {
   headers: Record<string, string>;
   /** null when the installation has no auth */

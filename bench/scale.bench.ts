@@ -17,6 +17,7 @@
 //
 // `npm run bench -- scale [--adventures 2000] [--seconds 60] [--think 10] [--steps 500,1000]
 //  [--concurrency 16] [--throughput-seconds 20] [--narrate-concurrency 256] [--setup-parallel 8]`
+import * as os from 'node:os';
 import { AppSystem, checkHistory, HistoryLedger, type HistoryReport } from '@chronicle/testing';
 import { BENCH_ENV, benchKey, createAdventure, drainOutput } from './apps';
 import type { BenchOptions } from './run';
@@ -105,6 +106,7 @@ async function measured(probes: Probes, run: () => Promise<PlayResult>): Promise
 
 export default async function scaleBench(options: BenchOptions = {}): Promise<string> {
   const config = scaleConfig(options);
+  const loadAtStart = os.loadavg()[0];
   const times = new ModelTimes();
   const model = await startThread<ModelMessage>({ role: 'model' }, times.onMessage);
   let proxy: Awaited<ReturnType<typeof startThread>> | undefined;
@@ -190,7 +192,15 @@ export default async function scaleBench(options: BenchOptions = {}): Promise<st
       const history: HistoryReport = await checkHistory(system.database.connectionString, ledger, {
         settleTimeoutMs: SETTLE_MS,
       });
-      return scaleReport({ config, setupSeconds, oneWorker, twoWorkers, steps, history });
+      return scaleReport({
+        config,
+        setupSeconds,
+        oneWorker,
+        twoWorkers,
+        steps,
+        history,
+        load: [loadAtStart, os.loadavg()[0]],
+      });
     });
   } finally {
     await probes?.close();

@@ -38,7 +38,10 @@ import {
   cpuTimes,
   createAdventure,
   drainOutput,
+  lastMarker,
   machineTimes,
+  promptOf,
+  REPLY,
   type BenchPlayer,
   type CpuSeconds,
 } from './apps';
@@ -60,15 +63,6 @@ const WARMUP_TURNS = 3;
 const TARGET_P50_MS = 15;
 const TARGET_P99_MS = 60;
 const TARGET_TURNS_PER_SECOND = 100;
-
-// Each player action carries a marker, so the model request it caused can be told apart from
-// the other adventures' (the prompt replays earlier actions too: the last marker is this turn's).
-const MARKER = /\[bench (\d+)\.(\d+)\]/g;
-
-const REPLY =
-  'Rain needles across the harbour roofs and the lamps along the quay gutter. Somewhere ' +
-  'below, the tide sucks at the pilings and a bell answers it. You find a chalk mark on the ' +
-  "wall, a small number scratched beside it, and the keeper's clock ticks on, patient as ever.";
 
 interface TurnSample {
   /** POST sent → model request received */
@@ -100,18 +94,6 @@ class ModelCalls {
     this.byMarker.delete(marker);
     return request;
   }
-}
-
-function promptOf(body: unknown): string {
-  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
-  if (typeof b.prompt === 'string') return b.prompt;
-  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-}
-
-function lastMarker(prompt: string): string | null {
-  let last: string | null = null;
-  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
-  return last;
 }
 
 class Player {

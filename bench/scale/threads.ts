@@ -10,6 +10,7 @@ import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { lastMarker, promptOf, REPLY } from '../apps';
 import {
   startFakeOpenAiServer,
   type FakeScript,
@@ -21,15 +22,6 @@ export const MODEL_LATENCY_MS = 1_000;
 export const MODEL_CHUNKS = 9;
 const MODEL_FRAMES = MODEL_CHUNKS + 3;
 export const UPSTREAM_HEADER = 'x-bench-upstream';
-
-export const REPLY =
-  'Rain needles across the harbour roofs and the lamps along the quay gutter. Somewhere ' +
-  'below, the tide sucks at the pilings and a bell answers it. You find a chalk mark on the ' +
-  "wall, a small number scratched beside it, and the keeper's clock ticks on, patient as ever.";
-
-// Each player action carries a marker, so the model request it caused can be told apart from
-// the other adventures' (the prompt replays earlier actions too: the last marker is this turn's).
-const MARKER = /\[bench (\d+)\.(\d+)\]/g;
 
 type Role = { role: 'model' } | { role: 'proxy'; upstreams: string[] };
 
@@ -43,18 +35,6 @@ export type ProxyMessage = { kind: 'listening'; url: string };
 /** performance.now() on one thread, as a time every thread of the process agrees on. */
 export const sharedClock = (perfNow = performance.now()): number =>
   performance.timeOrigin + perfNow;
-
-function promptOf(body: unknown): string {
-  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
-  if (typeof b.prompt === 'string') return b.prompt;
-  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-}
-
-function lastMarker(prompt: string): string | null {
-  let last: string | null = null;
-  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
-  return last;
-}
 
 async function runModel(): Promise<void> {
   // The first request that carries a turn's marker is its narration; a memory pass or a retry
