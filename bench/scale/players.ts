@@ -110,9 +110,16 @@ export class ScalePlayer {
       });
     } catch (error) {
       this.ledger.submitted({ adventureId: this.adventureId, id, status: 0 });
-      return failed(`POST: ${(error as Error).message}`);
+      const cause = (error as Error & { cause?: Error }).cause?.message;
+      return failed(`POST: ${(error as Error).message}${cause ? ` (${cause})` : ''}`);
     }
-    const body = (await response.json().catch(() => ({}))) as { stream?: string; turnId?: string };
+    const text = await response.text().catch(() => '');
+    let body: { stream?: string; turnId?: string } = {};
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      // not JSON (the proxy's own 502 says what the upstream connection met)
+    }
     const acceptedAt = sharedClock();
     const postedTo = response.headers.get(UPSTREAM_HEADER);
     this.ledger.submitted({
@@ -122,7 +129,7 @@ export class ScalePlayer {
       turnId: body.turnId,
     });
     if (response.status !== 202 || !body.stream || !body.turnId) {
-      return failed(`POST: ${response.status} ${JSON.stringify(body).slice(0, 200)}`, postedTo);
+      return failed(`POST: ${response.status} ${text.slice(0, 200)}`, postedTo);
     }
     const followed = await this.follow(body.stream);
     this.ledger.watched({ adventureId: this.adventureId, turnId: body.turnId, result: followed });
