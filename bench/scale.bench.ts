@@ -104,6 +104,8 @@ async function measured(probes: Probes, run: () => Promise<PlayResult>): Promise
   return { play: result, spent: spent(before, after), processes: Object.keys(after.cpu).length };
 }
 
+// Over 80 lines on purpose: the phases in the order they run on one system (a. changes the
+// worker count, c. restarts the workers), which reads best as one script.
 export default async function scaleBench(options: BenchOptions = {}): Promise<string> {
   const config = scaleConfig(options);
   const loadAtStart = os.loadavg()[0];

@@ -128,6 +128,8 @@ function starved(steps: Measured[], cores: number): string[] {
   ];
 }
 
+// One long function on purpose: it is the report read top to bottom (the verdicts of a, b and
+// c, then the ceiling), each line next to the figures it quotes.
 export function scaleReport(inputs: Inputs): string {
   const { config, oneWorker, twoWorkers, steps, history } = inputs;
   const cores = os.cpus().length;
