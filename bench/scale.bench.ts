@@ -29,6 +29,8 @@ import { MODEL_LATENCY_MS, startThread, type ModelMessage } from './scale/thread
 /** How long the turns still in flight at the end may take before they count as stuck. */
 const SETTLE_MS = 60_000;
 const SETUP_ATTEMPTS = 5;
+/** How long the idle processes' CPU is read for, before the steps. */
+const IDLE_SECONDS = 5;
 /** Played (at the first step's size) before the steps and not counted. */
 const WARMUP_SECONDS = 10;
 
@@ -178,6 +180,13 @@ export default async function scaleBench(options: BenchOptions = {}): Promise<st
         thinkMeanMs: config.thinkMs,
         seed: 9,
       });
+      // what the processes spend with no player at all (reconciler, polls, heartbeats): the
+      // report takes it off each step's CPU, so a step of few turns is not charged for it
+      // (after a pause: the warm-up's memory jobs and snapshots end after its last turn)
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      const idleBefore = await probe.read();
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+      const idle = spent(idleBefore, await probe.read());
       const steps: Measured[] = [];
       for (const [i, adventures] of config.steps.entries()) {
         steps.push(
@@ -201,6 +210,7 @@ export default async function scaleBench(options: BenchOptions = {}): Promise<st
         twoWorkers,
         steps,
         history,
+        idle,
         load: [loadAtStart, os.loadavg()[0]],
       });
     });

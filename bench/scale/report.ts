@@ -38,6 +38,8 @@ interface Inputs {
   twoWorkers: Measured;
   steps: Measured[];
   history: HistoryReport;
+  /** what the processes spent over a few seconds with no player */
+  idle: Spent;
   /** the machine's 1-minute load average at the start and at the end */
   load: [number, number];
 }
@@ -156,8 +158,17 @@ export function scaleReport(inputs: Inputs): string {
   );
   const topAdventures = config.steps[steps.indexOf(top)];
   const topTurns = top.play.all.length;
+  // CPU a turn costs beyond what the processes spend idle (over as long as the step lasted)
+  const idleRate = (group: string) =>
+    groupCpu({ play: top.play, spent: inputs.idle, processes: 0 }, group) / inputs.idle.seconds;
   const cpuMsPerTurn = (step: Measured, groups: readonly string[]) =>
-    (groups.reduce((sum, g) => sum + groupCpu(step, g), 0) * 1000) / step.play.all.length;
+    (groups.reduce(
+      (sum, g) => sum + Math.max(0, groupCpu(step, g) - idleRate(g) * step.spent.seconds),
+      0,
+    ) *
+      1000) /
+    step.play.all.length;
+  const idleCores = GROUPS.reduce((sum, g) => sum + idleRate(g), 0);
   const serverMs = cpuMsPerTurn(top, GROUPS);
   const benchMs = ((top.spent.cpu['bench (client + fake model)'] ?? 0) * 1000) / topTurns;
   const capacity = (cores * 1000) / serverMs;
@@ -236,7 +247,7 @@ export function scaleReport(inputs: Inputs): string {
       (firstFailure
         ? `; at ${config.steps[steps.indexOf(firstFailure)].toLocaleString('en')} the p99 was ${ms(p99(firstFailure))} with ${failures(firstFailure)} failed.`
         : ` (every step held).`),
-    `- At the busiest step (${topAdventures.toLocaleString('en')} adventures, ${top.play.turnsPerSecond.toFixed(0)} turns/s) a turn cost ${serverMs.toFixed(1)} ms of CPU across the servers ` +
+    `- At the busiest step (${topAdventures.toLocaleString('en')} adventures, ${top.play.turnsPerSecond.toFixed(0)} turns/s) a turn cost ${serverMs.toFixed(1)} ms of CPU across the servers beyond what they spend idle (${idleCores.toFixed(2)} cores with no player; the table's columns include it) ` +
       `(${shares.map((s) => `${s.g} ${s.ms.toFixed(1)}`).join(', ')}; the bench's own client and fake model ${benchMs.toFixed(1)} more). ` +
       `${cores} cores with nothing else on them would saturate at about ${capacity.toFixed(0)} turns/s, ≈ ${((capacity * (config.thinkMs / 1000 + turnSeconds)) / 1000).toFixed(1)}k adventures at this pace; ` +
       `the bench's own client takes a share of the same cores, so the real figure on this machine is lower.`,
