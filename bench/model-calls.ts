@@ -4,8 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FakeScript, RecordedRequest } from '../test/support/fake-openai-server';
-
-const MARKER = /\[bench (\d+)\.(\d+)\]/g;
+import { lastMarker, promptOf } from './apps';
 
 /** The marker a player's action text carries for its `turn`-th turn. */
 export function benchMarker(player: number, turn: number): string {
@@ -32,18 +31,6 @@ export class ModelCalls {
     this.byMarker.delete(marker);
     return request;
   }
-}
-
-function promptOf(body: unknown): string {
-  const b = (body ?? {}) as { prompt?: unknown; messages?: Array<{ content?: unknown }> };
-  if (typeof b.prompt === 'string') return b.prompt;
-  return (b.messages ?? []).map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-}
-
-function lastMarker(prompt: string): string | null {
-  let last: string | null = null;
-  for (const match of prompt.matchAll(MARKER)) last = `${match[1]}.${match[2]}`;
-  return last;
 }
 
 /**

@@ -13,6 +13,7 @@ import * as snapshotsByVersionAsText from './20251130120000-snapshots-by-version
 import * as snapshotsCompressed from './20251130150000-snapshots-compressed';
 import * as appendToStreamOneStatement from './20251201090000-append-to-stream-one-statement';
 import * as createTurnsInFlight from './20261201110000-create-turns-in-flight';
+import * as eventsKeyedByStream from './20261201140000-events-keyed-by-stream';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '20251130150000-snapshots-compressed': snapshotsCompressed,
   '20251201090000-append-to-stream-one-statement': appendToStreamOneStatement,
   '20261201110000-create-turns-in-flight': createTurnsInFlight,
+  '20261201140000-events-keyed-by-stream': eventsKeyedByStream,
 };
