@@ -1,4 +1,3 @@
-/* eslint-disable max-lines -- matching, budgeting and rendering a book share the compiled automata and the card records; split, each part would need the others' internals */
 // Which story cards fire on a turn, and what of them the prompt gets: the lore's half of the
 // context builder, kept apart from the builder so the builder only places what this returns.
 //
