@@ -176,7 +176,7 @@ export class NarrateTurnUseCase {
     let contextScripts: ContextScripts | null = null;
     if (scriptBase?.scripts.some((s) => s.context.trim() !== '')) {
       contextScripts = await this.scripts.context(state, scriptBase, native);
-      if (contextScripts.stopped) return this.stoppedByScript(input, contextScripts);
+      if (contextScripts.stopped) return this.stoppedByScript(input, contextScripts, fence);
     }
     const built = contextScripts?.built ?? native;
 
@@ -357,9 +357,12 @@ export class NarrateTurnUseCase {
     await this.stream.claim(input.turnId, input.fence, true);
     if (
       kept.prose &&
-      !(await this.stream.publishFenced(input.turnId, input.fence, [
-        { event: 'chunk', data: { text: kept.prose } },
-      ]))
+      !(await this.stream.publishFenced(
+        input.turnId,
+        input.fence,
+        [{ event: 'chunk', data: { text: kept.prose } }],
+        fence.nextBatch(),
+      ))
     ) {
       fence.lost();
     }
@@ -383,6 +386,7 @@ export class NarrateTurnUseCase {
   private async stoppedByScript(
     input: NarrateTurnInput,
     scripts: ContextScripts,
+    fence: Fence,
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
     const message = scripts.stopped?.message ?? '';
@@ -403,10 +407,15 @@ export class NarrateTurnUseCase {
     // Fenced like the chunks: only the attempt holding the stream ends it (a duplicate's stop is
     // the winner's to announce).
     if (!handled.duplicate) {
-      const written = await this.stream.publishFenced(turnId, input.fence, [
-        ...scriptStreamFrames(handled.events, handled.state.scripts),
-        { event: 'stopped', data: { message } },
-      ]);
+      const written = await this.stream.publishFenced(
+        turnId,
+        input.fence,
+        [
+          ...scriptStreamFrames(handled.events, handled.state.scripts),
+          { event: 'stopped', data: { message } },
+        ],
+        fence.nextBatch(),
+      );
       if (!written)
         this.logger.warn({ msg: 'another attempt claimed the turn; its stop is theirs' });
     }

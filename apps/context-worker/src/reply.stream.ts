@@ -25,6 +25,7 @@ export interface ReplyStreamPorts {
  */
 export class Fence {
   private out = false;
+  private batches = 0;
 
   get isOut(): boolean {
     return this.out;
@@ -32,6 +33,15 @@ export class Fence {
 
   lost(): void {
     this.out = true;
+  }
+
+  /**
+   * The number of this attempt's next fenced write, 1 first (its claim restarts the count):
+   * taken as the write is sent, so the numbers follow the connection's order, and a write the
+   * client sends again after a dropped connection is not written twice (publishFenced).
+   */
+  nextBatch(): number {
+    return ++this.batches;
   }
 }
 
@@ -78,7 +88,7 @@ export async function streamReply(
     const written = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       batch = null;
       if (fence.isOut) return;
-      if (!(await stream.publishFenced(turnId, token, entries))) {
+      if (!(await stream.publishFenced(turnId, token, entries, fence.nextBatch()))) {
         fence.lost();
         logger.warn({ msg: 'another attempt claimed the turn; this one streams no more' });
       }

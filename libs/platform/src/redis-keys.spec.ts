@@ -35,12 +35,13 @@ describe('redisKeySlot', () => {
 describe('turn stream keys', () => {
   const turns = Array.from({ length: 200 }, (_, i) => `turn-${i}-${(i * 7919).toString(36)}`);
 
-  it("put a turn's stream and fence in one slot (the fenced-publish scripts touch both)", () => {
+  it("put a turn's stream, fence and last batch in one slot (the fenced-publish scripts touch all three)", () => {
     for (const turnId of turns) {
       expect(
         slots([
           redisKeys.turnStream(installation, turnId),
           redisKeys.turnFence(installation, turnId),
+          redisKeys.turnFenceBatch(installation, turnId),
         ]).size,
       ).toBe(1);
     }

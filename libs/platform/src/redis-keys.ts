@@ -15,7 +15,7 @@
 // |---|---|---|
 // | a BullMQ queue's (`{chronicle:narrate}:narrate:…`) | `{<installation>:<queue>}` | every BullMQ script |
 // | the reconciler's data-loss marker | the memory queue's | lives and dies with the memory jobs it guards |
-// | a turn's stream and fence (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts, and one XREAD over many streams of a shard |
+// | a turn's stream, fence and last batch (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts, and one XREAD over many streams of a shard |
 // | a provider key's limits and reservations (`{chronicle:provider-<id>}:limits`) | `{<installation>:provider-<id>}` | the provider limiter's scripts |
 // | a user's leases, waiting line and last-asked times (`{chronicle:user-<id>}:leases`) | `{<installation>:user-<id>}` | the fairness scripts |
 // | rate-limit counters, token budgets, memory locks, kept narrations | none | single-key scripts only |
@@ -47,6 +47,13 @@ export const redisKeys = {
   /** The token of the attempt whose output a turn's stream takes; same tag as the stream. */
   turnFence: (installation: string, turnId: string): string =>
     `${hashTag(installation, `turns-${turnStreamShard(turnId)}`)}:fence:${turnId}`,
+  /**
+   * The number of the last batch the fence's holder wrote (`done:<0|1>` once its done is in), so
+   * that a batch sent twice (a client's resend after a dropped connection) is written once;
+   * cleared by each claim. Same tag as the stream and fence: the fenced scripts touch all three.
+   */
+  turnFenceBatch: (installation: string, turnId: string): string =>
+    `${hashTag(installation, `turns-${turnStreamShard(turnId)}`)}:fence-batch:${turnId}`,
   /**
    * Set once by the reconciler; its absence says Redis lost its data. Tagged with the memory
    * queue so that it is lost with the memory jobs it stands for (a Redis Cluster may lose one

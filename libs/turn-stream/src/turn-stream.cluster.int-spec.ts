@@ -49,13 +49,21 @@ describe('turn stream on a Redis Cluster', () => {
     await publisher.publish('c1', 'player', { action: null });
     expect(await publisher.claim('c1', 'attempt-a', false)).toBe(false);
     expect(
-      await publisher.publishFenced('c1', 'attempt-a', [{ event: 'chunk', data: { text: 'A' } }]),
+      await publisher.publishFenced(
+        'c1',
+        'attempt-a',
+        [{ event: 'chunk', data: { text: 'A' } }],
+        1,
+      ),
     ).toBe(true);
     expect(await publisher.claim('c1', 'attempt-b', true)).toBe(true);
     expect(
-      await publisher.publishFenced('c1', 'attempt-a', [
-        { event: 'chunk', data: { text: 'late' } },
-      ]),
+      await publisher.publishFenced(
+        'c1',
+        'attempt-a',
+        [{ event: 'chunk', data: { text: 'late' } }],
+        2,
+      ),
     ).toBe(false);
     expect(await publisher.publishDone('c1', 'attempt-b', 'B', { turnId: 'c1', version: 2 })).toBe(
       false,

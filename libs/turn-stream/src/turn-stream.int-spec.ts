@@ -110,15 +110,30 @@ describe('turn stream', () => {
     await publisher.publish('f1', 'player', { action: null });
     expect(await publisher.claim('f1', 'attempt-a', false)).toBe(false); // nothing to reset yet
     expect(
-      await publisher.publishFenced('f1', 'attempt-a', [{ event: 'chunk', data: { text: 'A1' } }]),
+      await publisher.publishFenced(
+        'f1',
+        'attempt-a',
+        [{ event: 'chunk', data: { text: 'A1' } }],
+        1,
+      ),
     ).toBe(true);
     // attempt A loses its lock; B takes the job over and claims the stream
     expect(await publisher.claim('f1', 'attempt-b', false)).toBe(true); // A streamed: reset
     expect(
-      await publisher.publishFenced('f1', 'attempt-a', [{ event: 'chunk', data: { text: 'A2' } }]),
+      await publisher.publishFenced(
+        'f1',
+        'attempt-a',
+        [{ event: 'chunk', data: { text: 'A2' } }],
+        2,
+      ),
     ).toBe(false);
     expect(
-      await publisher.publishFenced('f1', 'attempt-b', [{ event: 'chunk', data: { text: 'B1' } }]),
+      await publisher.publishFenced(
+        'f1',
+        'attempt-b',
+        [{ event: 'chunk', data: { text: 'B1' } }],
+        1,
+      ),
     ).toBe(true);
     expect(await publisher.publishDone('f1', 'attempt-b', 'B1', { turnId: 'f1', version: 2 })).toBe(
       false,
@@ -135,21 +150,30 @@ describe('turn stream', () => {
 
   it('gives a fenced-out attempt whose narration won the log a reset and its whole text before done', async () => {
     await publisher.claim('f2', 'attempt-a', false);
-    await publisher.publishFenced('f2', 'attempt-a', [
-      { event: 'chunk', data: { text: 'A whole' } },
-    ]);
+    await publisher.publishFenced(
+      'f2',
+      'attempt-a',
+      [{ event: 'chunk', data: { text: 'A whole' } }],
+      1,
+    );
     await publisher.claim('f2', 'attempt-b', true);
-    await publisher.publishFenced('f2', 'attempt-b', [
-      { event: 'chunk', data: { text: 'B part' } },
-    ]);
+    await publisher.publishFenced(
+      'f2',
+      'attempt-b',
+      [{ event: 'chunk', data: { text: 'B part' } }],
+      1,
+    );
     // A's Narrated was appended first: its done must not follow B's text
     expect(
       await publisher.publishDone('f2', 'attempt-a', 'A whole take', { turnId: 'f2', version: 2 }),
     ).toBe(true);
     expect(
-      await publisher.publishFenced('f2', 'attempt-b', [
-        { event: 'chunk', data: { text: 'B late' } },
-      ]),
+      await publisher.publishFenced(
+        'f2',
+        'attempt-b',
+        [{ event: 'chunk', data: { text: 'B late' } }],
+        2,
+      ),
     ).toBe(false);
     const events = (await publisher.entries('f2')).map((e) => [e.event, e.data]);
     const lastReset = events.map(([event]) => event).lastIndexOf('reset');
@@ -163,7 +187,7 @@ describe('turn stream', () => {
   it("gives a fenced-out winner's script messages after its reset, before done", async () => {
     await publisher.claim('f4', 'attempt-a', false);
     await publisher.claim('f4', 'attempt-b', true);
-    await publisher.publishFenced('f4', 'attempt-b', [{ event: 'chunk', data: { text: 'B' } }]);
+    await publisher.publishFenced('f4', 'attempt-b', [{ event: 'chunk', data: { text: 'B' } }], 1);
     // A's Narrated won the log: its messages must survive the reset its done writes
     expect(
       await publisher.publishDone('f4', 'attempt-a', 'A take', { turnId: 'f4', version: 3 }, [
@@ -186,7 +210,88 @@ describe('turn stream', () => {
     await publisher.claim('f3', 'attempt-a', false);
     await redis.del(publisher.fenceKey('f3'));
     expect(
-      await publisher.publishFenced('f3', 'attempt-a', [{ event: 'chunk', data: { text: 'x' } }]),
+      await publisher.publishFenced(
+        'f3',
+        'attempt-a',
+        [{ event: 'chunk', data: { text: 'x' } }],
+        1,
+      ),
     ).toBe(false);
+  });
+
+  it('writes a numbered batch sent twice (a client resending what Redis already ran) once', async () => {
+    await publisher.publish('r1', 'player', { action: null });
+    await publisher.claim('r1', 'attempt-a', false);
+    const first = [{ event: 'chunk', data: { text: 'and a bell a' } }] as const;
+    const second = [{ event: 'chunk', data: { text: 'nswered' } }] as const;
+    expect(await publisher.publishFenced('r1', 'attempt-a', first, 1)).toBe(true);
+    // the connection closed before the answer came: ioredis sends the same script again
+    expect(await publisher.publishFenced('r1', 'attempt-a', first, 1)).toBe(true);
+    expect(await publisher.publishFenced('r1', 'attempt-a', second, 2)).toBe(true);
+    // two in flight at the close, both sent again in order, the first of them already run
+    expect(await publisher.publishFenced('r1', 'attempt-a', second, 2)).toBe(true);
+    const third = [{ event: 'chunk', data: { text: '.' } }] as const;
+    expect(await publisher.publishFenced('r1', 'attempt-a', third, 3)).toBe(true);
+    const done = { turnId: 'r1', version: 2 };
+    expect(await publisher.publishDone('r1', 'attempt-a', 'x', done)).toBe(false);
+    expect(await publisher.publishDone('r1', 'attempt-a', 'x', done)).toBe(false);
+    expect((await publisher.entries('r1')).map((e) => [e.event, e.data])).toEqual([
+      ['player', { action: null }],
+      ['chunk', { text: 'and a bell a' }],
+      ['chunk', { text: 'nswered' }],
+      ['chunk', { text: '.' }],
+      ['done', done],
+    ]);
+  });
+
+  it('still fences numbered batches: a new attempt numbers from 1, a late or resent batch of the old one is refused', async () => {
+    await publisher.publish('r2', 'player', { action: null });
+    await publisher.claim('r2', 'attempt-a', false);
+    const a = (text: string) => [{ event: 'chunk' as const, data: { text } }];
+    expect(await publisher.publishFenced('r2', 'attempt-a', a('A1'), 1)).toBe(true);
+    expect(await publisher.publishFenced('r2', 'attempt-a', a('A2'), 2)).toBe(true);
+    await publisher.claim('r2', 'attempt-b', true);
+    // B's first batch is its 1, though A wrote a 1 and a 2
+    expect(await publisher.publishFenced('r2', 'attempt-b', a('B1'), 1)).toBe(true);
+    // A's resent 2 and its next batch, arriving after B's claim: refused, not skipped as written
+    expect(await publisher.publishFenced('r2', 'attempt-a', a('A2'), 2)).toBe(false);
+    expect(await publisher.publishFenced('r2', 'attempt-a', a('A3'), 3)).toBe(false);
+    expect(await publisher.publishFenced('r2', 'attempt-b', a('B1'), 1)).toBe(true);
+    expect(await publisher.publishFenced('r2', 'attempt-b', a('B2'), 2)).toBe(true);
+    // a lock token that comes back on a later run claims again and numbers from 1 again
+    await publisher.claim('r2', 'attempt-b', true);
+    expect(await publisher.publishFenced('r2', 'attempt-b', a('C1'), 1)).toBe(true);
+    expect((await publisher.entries('r2')).map((e) => [e.event, e.data])).toEqual([
+      ['player', { action: null }],
+      ['chunk', { text: 'A1' }],
+      ['chunk', { text: 'A2' }],
+      ['reset', {}],
+      ['chunk', { text: 'B1' }],
+      ['chunk', { text: 'B2' }],
+      ['reset', {}],
+      ['chunk', { text: 'C1' }],
+    ]);
+  });
+
+  it("writes a fenced-out winner's done once when it is sent again, and answers as the first time", async () => {
+    await publisher.claim('r3', 'attempt-a', false);
+    await publisher.claim('r3', 'attempt-b', true);
+    expect(
+      await publisher.publishFenced(
+        'r3',
+        'attempt-b',
+        [{ event: 'chunk', data: { text: 'B' } }],
+        1,
+      ),
+    ).toBe(true);
+    const done = { turnId: 'r3', version: 2 };
+    expect(await publisher.publishDone('r3', 'attempt-a', 'A take', done)).toBe(true);
+    expect(await publisher.publishDone('r3', 'attempt-a', 'A take', done)).toBe(true);
+    const events = (await publisher.entries('r3')).map((e) => [e.event, e.data]);
+    expect(events.slice(events.map(([event]) => event).lastIndexOf('reset'))).toEqual([
+      ['reset', {}],
+      ['chunk', { text: 'A take' }],
+      ['done', done],
+    ]);
   });
 });

@@ -63,19 +63,25 @@ export class TurnStreamPublisher {
     return redisKeys.turnFence(this.prefix, turnId);
   }
 
+  /** The last batch number the fence's holder wrote (see FENCED_PUBLISH); same tag again. */
+  batchKey(turnId: string): string {
+    return redisKeys.turnFenceBatch(this.prefix, turnId);
+  }
+
   /**
    * Makes `token` the attempt whose output the turn's stream takes (see FENCED_PUBLISH): from
    * here on only that attempt's entries are written. Adds `reset` when an earlier attempt may
    * have streamed (`rerun`), the stream holds anything past the player's entry, or it holds
    * nothing at all (Redis lost it, and a client may have seen an earlier attempt's chunks);
-   * returns whether it did.
+   * returns whether it did. The attempt's batches are numbered from 1 after it (publishFenced).
    */
   async claim(turnId: string, token: string, rerun: boolean): Promise<boolean> {
     const reset = await this.redis.eval(
       CLAIM,
-      2,
+      3,
       this.key(turnId),
       this.fenceKey(turnId),
+      this.batchKey(turnId),
       token,
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
@@ -91,21 +97,29 @@ export class TurnStreamPublisher {
    * Writes the entries only while `token` holds the turn's fence; false (nothing written) once
    * another attempt has claimed it, or the fence is gone (Redis lost its data): that attempt
    * must stop streaming.
+   *
+   * `batch` numbers the attempt's writes since its claim, 1, 2, 3… in the order they are sent:
+   * a batch whose number the stream already holds for this attempt is not written again (true),
+   * because a client re-sends a command that was in flight when its connection closed, and a
+   * Redis shutting down gracefully may have run it (and kept it in its AOF) unanswered.
    */
   async publishFenced(
     turnId: string,
     token: string,
     entries: readonly TurnFrame[],
+    batch: number,
   ): Promise<boolean> {
     if (entries.length === 0) return true;
     const written = await this.redis.eval(
       FENCED_PUBLISH,
-      2,
+      3,
       this.key(turnId),
       this.fenceKey(turnId),
+      this.batchKey(turnId),
       token,
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
+      String(batch),
       ...entries.flatMap((frame) => {
         const { event, data } = encodeFrame(frame);
         return [event, data];
@@ -119,7 +133,8 @@ export class TurnStreamPublisher {
    * attempt has claimed the stream since (this one lost its lock but its Narrated was appended
    * first), the stream is reset and given this attempt's whole text, then `before`, then `done`,
    * so the client still sees one attempt's output, all of it, after the last `reset`. Returns
-   * whether it had to.
+   * whether it had to. Written once per attempt: the same done sent again (a client's resend)
+   * writes nothing and answers as the first did.
    */
   async publishDone(
     turnId: string,
@@ -132,9 +147,10 @@ export class TurnStreamPublisher {
     const final = encodeFrame({ event: 'done', data: done });
     const replayed = await this.redis.eval(
       FENCED_DONE,
-      2,
+      3,
       this.key(turnId),
       this.fenceKey(turnId),
+      this.batchKey(turnId),
       token,
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
@@ -163,11 +179,17 @@ export class TurnStreamPublisher {
 // The fence: one key per turn holding the token of the attempt whose output the stream takes.
 // Checked and written in the same script as the XADDs, so an attempt that lost its job's lock
 // (its worker stalled, another took the job over and claimed the fence) cannot slip a chunk in
-// between the check and the write. KEYS: stream, fence. ARGV: token, ttl, maxlen, then the
-// script's own; every entry's fields are encodeFrame's, passed in, never spelled in Lua.
+// between the check and the write. Beside it, the number of the last batch the fence's holder
+// wrote (`done:<replayed>` once its done is in), which makes each write idempotent: ioredis
+// re-sends what was in flight when a connection closed, in order, and Redis may have run it.
+// A claim clears it (a worker's lock token may come back on a later run, numbering from 1
+// again); a claim re-sent is harmless, as it is answered before its attempt writes anything.
+// KEYS: stream, fence, batch. ARGV: token, ttl, maxlen, then the script's own; every entry's
+// fields are encodeFrame's, passed in, never spelled in Lua.
 // ARGV[4]: '1' on a rerun; ARGV[5], ARGV[6]: the reset frame; ARGV[7]: the player frame's name.
 const CLAIM = `
 redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
+redis.call('DEL', KEYS[3])
 local reset = ARGV[4] == '1'
 if not reset then
   local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
@@ -189,19 +211,29 @@ end
 return 0
 `;
 
+// ARGV[4]: the batch's number; ARGV[5..]: event, data pairs.
 const FENCED_PUBLISH = `
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
-for i = 4, #ARGV, 2 do
+local last = tonumber(redis.call('GET', KEYS[3]) or '0')
+if last and tonumber(ARGV[4]) <= last then return 1 end
+for i = 5, #ARGV, 2 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
 end
+redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
 // ARGV[4..7]: the reset and the chunk {text} replayed when the fence moved; ARGV[8..9]: the done
-// frame; ARGV[10..]: event, data pairs written before done (after the replay).
+// frame; ARGV[10..]: event, data pairs written before done (after the replay). A done already in
+// under the fence's holder (the batch key says `done:…`) is not written again.
 const FENCED_DONE = `
 local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
+if not replay then
+  local last = redis.call('GET', KEYS[3])
+  if last == 'done:1' then return 1 end
+  if last == 'done:0' then return 0 end
+end
 if replay then
   redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[4], 'data', ARGV[5])
@@ -212,7 +244,11 @@ for i = 10, #ARGV, 2 do
 end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[8], 'data', ARGV[9])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-if replay then return 1 end
+if replay then
+  redis.call('SET', KEYS[3], 'done:1', 'EX', ARGV[2])
+  return 1
+end
+redis.call('SET', KEYS[3], 'done:0', 'EX', ARGV[2])
 return 0
 `;
 
