@@ -12,6 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { AppSystem, readTurnStream, type AppProcess } from '@chronicle/testing';
 import { seededRandom } from '../libs/context/src/testing';
+import { ADMIN_KEY, BENCH_ENV } from './apps';
 import { ModelCalls, postMarkedAction } from './model-calls';
 import { ms, summarize, type Timing } from './stats';
 
@@ -24,20 +25,11 @@ const CHUNKS = 8;
 const CHUNK_DELAY_MS = 125;
 const TARGET_RATIO = 2;
 
-const ADMIN_KEY = 'bench-admin-key-not-secret-32-characters';
-const BENCH_ENV: Record<string, string> = {
-  ADMIN_API_KEY: ADMIN_KEY,
-  DEV_KEY_ON_START: 'false',
-  RATE_LIMIT_TURNS_PER_MINUTE: '100000',
-  RATE_LIMIT_WRITES_PER_MINUTE: '100000',
-  RATE_LIMIT_ANON_PER_MINUTE: '100000',
+/** The shared bench settings, with streams enough for every player of the flood at once. */
+const FAIRNESS_ENV: Record<string, string> = {
+  ...BENCH_ENV,
   RATE_LIMIT_READS_PER_MINUTE: '1000000',
   SSE_MAX_PER_KEY: '1000',
-  DAILY_TOKEN_BUDGET: '2000000000',
-  DATABASE_POOL_SIZE: '10',
-  NARRATE_LOCK_MS: '30000',
-  OUTBOX_SWEEP_INTERVAL_MS: '5000',
-  LOG_LEVEL: 'info',
 };
 
 const REPLY =
@@ -177,7 +169,7 @@ export default async function fairnessBench(): Promise<string> {
   const calls = new ModelCalls({ text: REPLY, chunks: CHUNKS, delayMs: CHUNK_DELAY_MS });
   const system = await AppSystem.start({
     apps: ['api', 'context-worker'],
-    env: BENCH_ENV,
+    env: FAIRNESS_ENV,
     fake: { defaultReply: calls.reply, maxRecorded: 256 },
     database: { empty: true },
   });
