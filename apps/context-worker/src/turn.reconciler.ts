@@ -54,6 +54,8 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
   private passing: Promise<unknown> | undefined;
   /** Active jobs seen without a lock on the previous pass: stalled if still so on this one. */
   private unlocked = new Set<string>();
+  /** Set at shutdown: a tick that comes after it (the first, scheduled at bootstrap) runs nothing. */
+  private stopped = false;
 
   constructor(
     @Inject(EVENT_STORE_DB) private readonly db: Kysely<Database>,
@@ -65,23 +67,31 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      // A slow pass (Redis or Postgres timing out) must not pile up overlapping ones.
-      if (this.passing) return;
-      this.passing = this.reconcileOnce()
-        .then((report) => this.metrics.recordReconcilePass(report))
-        .catch((error: unknown) =>
-          this.logger.warn({
-            msg: 'reconcile pass failed; retrying on the next tick',
-            error: describeError(error),
-          }),
-        )
-        .finally(() => (this.passing = undefined));
-    }, this.config.reconcileIntervalMs);
+    // The first pass runs at once: it is the one that sets Redis's data-loss marker on a new
+    // installation. Left to the first tick, a fresh Redis would still have no marker when the
+    // first turns' memory work sits in the outbox, and that work would be re-enqueued as if
+    // Redis had lost it (a second, wasted memory pass).
+    setImmediate(() => this.tick());
+    this.timer = setInterval(() => this.tick(), this.config.reconcileIntervalMs);
     this.timer.unref();
   }
 
+  private tick(): void {
+    // A slow pass (Redis or Postgres timing out) must not pile up overlapping ones.
+    if (this.passing || this.stopped) return;
+    this.passing = this.reconcileOnce()
+      .then((report) => this.metrics.recordReconcilePass(report))
+      .catch((error: unknown) =>
+        this.logger.warn({
+          msg: 'reconcile pass failed; retrying on the next tick',
+          error: describeError(error),
+        }),
+      )
+      .finally(() => (this.passing = undefined));
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     await this.passing;
   }
