@@ -157,9 +157,12 @@ it("a 429 with Retry-After pauses both workers' narrations, then every turn comp
       (r) => r.receivedAt > pausedAt + 1_500 && r.receivedAt < pausedAt + 4_700,
     );
     expect(during).toHaveLength(0);
-    // Every worker held its turns for the pause (the ones it had at the time).
+    // The workers held their turns for the pause. Which worker BullMQ hands each of the six turns
+    // is the queue's choice, so one may have had none during the pause: the global hold is the
+    // empty window above, on every worker's requests; here, that the turns waited, not failed.
     const waitsAfter = system.running('context-worker').map((w) => pauseWaits(w.logs()));
-    expect(waitsAfter.every((count, i) => count > waitsBefore[i])).toBe(true);
+    const sum = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+    expect(sum(waitsAfter)).toBeGreaterThan(sum(waitsBefore));
     // The turn that met the 429 narrated on its first attempt: waiting is not failing.
     for (const { client, adventureId } of turns) {
       const events = await client.events(adventureId);
