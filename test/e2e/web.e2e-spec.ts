@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { AppSystem } from '@chronicle/testing';
 import { launchBrowser, type TestBrowser } from '../support/browser';
+import { ChronicleClient } from './support/chronicle.client';
 import { narration, type ScriptedReply } from './support/scripted-narrator';
 
 jest.setTimeout(120_000);
@@ -329,6 +330,49 @@ it('keeps memories: add, pin, edit, forget, and the summary', async () => {
   await page.getByLabel('Summary', { exact: true }).fill('Ada keeps the lamp alight.');
   await button('Save summary').click();
   await page.locator('.summary').getByText('Ada keeps the lamp alight.').waitFor();
+});
+
+it("shows a script's message and a failed script's notice as the turn streams, and after it", async () => {
+  // An adventure of its own, on a page of its own: the scripts stay out of the other flows.
+  const adventureId = await new ChronicleClient(system.apiUrl).createAdventure({
+    title: 'The Tide Script',
+    opening: 'The tide pools glitter below the lighthouse.',
+    scripts: [
+      // `message` comes from the API as the turn is accepted, before the narration
+      { name: 'Tide', input: 'state.message = "The tide is turning."; ({ text })' },
+      // `notice` comes from the worker after the narration, just before `done`
+      { name: 'Broken', output: 'null.boom' },
+    ],
+  });
+  // A slower narration than the others: time to see the message while it streams.
+  system.fake.enqueue({ ...slowReply(), delayMs: 300 });
+  const scripted = await browser.context.newPage();
+  try {
+    scripted.setDefaultTimeout(10_000);
+    await scripted.goto(`${system.apiUrl}/?adventure=${adventureId}`);
+    const action = scripted.getByRole('textbox', { name: 'Action', exact: true });
+    await action.fill('wade into the pools');
+    await action.press('Enter');
+    const notes = scripted.getByRole('log', { name: 'Script notices' });
+    // The message is on the screen while the narration is still streaming.
+    await notes.getByText('The tide is turning.', { exact: true }).waitFor();
+    expect(await scripted.getByTestId('streaming').count()).toBe(1);
+    await scripted.locator('.live').waitFor({ state: 'detached', timeout: 30_000 });
+    // The notice that came with the last frames stays with the message once the turn is in.
+    await notes
+      .getByText(
+        'The script "Broken" failed in its output hook (it threw an error); the turn went on without it.',
+        { exact: true },
+      )
+      .waitFor();
+    expect(await notes.getByRole('listitem').allTextContents()).toEqual([
+      'The tide is turning.',
+      'The script "Broken" failed in its output hook (it threw an error); the turn went on without it.',
+    ]);
+    expect(await scripted.locator('.story .entry.ai').count()).toBe(1);
+  } finally {
+    await scripted.close();
+  }
 });
 
 it('cancels a turn in flight and names a model failure', async () => {

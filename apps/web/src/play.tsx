@@ -30,6 +30,17 @@ interface LiveTurn {
   reconnecting: boolean;
 }
 
+/**
+ * What the scripts told the player during the latest turn: a `notice` (a script failed, or its
+ * context change was discarded), a script's `message`, or the message of a script that stopped
+ * the turn. Kept after the turn ends, until the next one starts: a notice that comes with the
+ * last frame would otherwise vanish with the live text before anyone could read it.
+ */
+interface TurnNote {
+  kind: 'notice' | 'message' | 'stopped';
+  text: string;
+}
+
 export function Play(props: { id: string }) {
   const { id } = props;
   const base = `/v1/adventures/${encodeURIComponent(id)}`;
@@ -39,6 +50,7 @@ export function Play(props: { id: string }) {
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [turn, setTurn] = useState<LiveTurn | null>(null);
+  const [notes, setNotes] = useState<TurnNote[]>([]);
   const [mode, setMode] = useState<Mode>('do');
   const [input, setInput] = useState('');
   const [busy, setBusy] = useState(false);
@@ -84,7 +96,7 @@ export function Play(props: { id: string }) {
   }, []);
   useLayoutEffect(() => {
     if (stickToEnd.current && turn) storyEnd.current?.scrollIntoView({ block: 'end' });
-  }, [turn?.text]);
+  }, [turn?.text, notes.length]);
 
   async function follow(
     turnId: string,
@@ -96,6 +108,7 @@ export function Play(props: { id: string }) {
     const controller = new AbortController();
     following.current = controller;
     setTurn({ turnId, kind, player, text: '', reconnecting: false });
+    setNotes([]);
     let failure: string | null = null;
     try {
       const last = await followStream({
@@ -107,23 +120,31 @@ export function Play(props: { id: string }) {
         onFrame: (frame) => {
           if (frame.event === 'player') {
             // The action as the server wrote it into the story ("> You climb the stairs.").
-            const { action } = JSON.parse(frame.data) as { action?: { text?: string } };
-            const written = action?.text;
+            const written = frame.data.action?.text;
             if (written)
               setTurn((t) => t && t.player && { ...t, player: { ...t.player, text: written } });
           } else if (frame.event === 'chunk') {
-            const { text } = JSON.parse(frame.data) as { text: string };
+            const { text } = frame.data;
             setTurn((t) => t && { ...t, text: t.text + text, reconnecting: false });
           } else if (frame.event === 'reset') {
             setTurn((t) => t && { ...t, text: '', reconnecting: false });
+          } else if (frame.event === 'notice' || frame.event === 'message') {
+            // This client plays as the adventure's one player, so a message's `visibleTo`
+            // (AI Dungeon's multiplayer names) names no one else who could be left out.
+            const note = { kind: frame.event, text: frame.data.text };
+            setNotes((n) => [...n, note]);
           }
         },
       });
       if (last?.event === 'error') {
-        const data = JSON.parse(last.data) as { message?: string; cancelled?: boolean };
-        failure = data.cancelled
+        failure = last.data.cancelled
           ? 'The turn was cancelled.'
-          : `The narrator failed: ${data.message ?? 'no reason given'}. Retry or try again.`;
+          : `The narrator failed: ${last.data.message ?? 'no reason given'}. Retry or try again.`;
+      } else if (last?.event === 'stopped') {
+        const text = last.data.message
+          ? `A script stopped the turn: ${last.data.message}`
+          : 'A script stopped the turn.';
+        setNotes((n) => [...n, { kind: 'stopped', text }]);
       }
     } catch (e) {
       failure = describeError(e);
@@ -327,6 +348,17 @@ export function Play(props: { id: string }) {
                 <span class="cursor" aria-hidden="true" />
               </p>
             </div>
+          )}
+          {notes.length > 0 && (
+            // A log region of its own: the story is aria-live="off" (streamed text would be
+            // read out word by word), but a script's notice should be announced as it comes.
+            <ul class="notes" role="log" aria-label="Script notices">
+              {notes.map((note, index) => (
+                <li key={index} class={`note ${note.kind}`}>
+                  {note.text}
+                </li>
+              ))}
+            </ul>
           )}
           <div ref={storyEnd} />
         </div>

@@ -58,12 +58,75 @@ describe('followStream', () => {
       signal: new AbortController().signal,
       onReconnect: (attempt) => reconnects.push(attempt),
       onFrame: (frame) => {
-        if (frame.event === 'chunk') text += (JSON.parse(frame.data) as { text: string }).text;
+        if (frame.event === 'chunk') text += frame.data.text;
       },
     });
     expect(text).toBe('The lamp turns slowly.');
     expect(last?.event).toBe('done');
     expect(reconnects).toEqual([1]);
     expect(seenLastIds).toEqual([undefined, '1-0']);
+  });
+});
+
+describe('followStream reading turn frames', () => {
+  let server: Server;
+  let base: string;
+  let connections = 0;
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      connections++;
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      if (req.url === '/stopped') {
+        res.write(
+          'id: 1-0\nevent: notice\ndata: {"text":"A script failed.","scriptId":"s1","hook":"input"}\n\n',
+        );
+        res.write('id: 2-0\nevent: message\ndata: {"text":"The tide is out."}\n\n');
+        // The connection stays open: `stopped` alone must end the follow.
+        res.write('id: 3-0\nevent: stopped\ndata: {"message":"No."}\n\n');
+        return;
+      }
+      res.end('id: 1-0\nevent: bogus\ndata: {}\n\n');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+  beforeEach(() => (connections = 0));
+
+  it('decodes notice and message frames and ends at `stopped` without reconnecting', async () => {
+    const frames: unknown[] = [];
+    const last = await followStream({
+      url: `${base}/stopped`,
+      headers: {},
+      signal: new AbortController().signal,
+      onFrame: (frame) => frames.push(frame),
+    });
+    expect(frames).toEqual([
+      {
+        id: '1-0',
+        event: 'notice',
+        data: { text: 'A script failed.', scriptId: 's1', hook: 'input' },
+      },
+      { id: '2-0', event: 'message', data: { text: 'The tide is out.' } },
+      { id: '3-0', event: 'stopped', data: { message: 'No.' } },
+    ]);
+    expect(last?.event).toBe('stopped');
+    expect(connections).toBe(1);
+  });
+
+  it('rejects a frame the union does not name, without reconnecting', async () => {
+    await expect(
+      followStream({
+        url: `${base}/unknown`,
+        headers: {},
+        signal: new AbortController().signal,
+        onFrame: () => {},
+      }),
+    ).rejects.toThrow('unknown turn stream frame "bogus"');
+    expect(connections).toBe(1);
   });
 });

@@ -2,12 +2,26 @@
 // so the stream is read with fetch and parsed here. When the connection drops before the turn's
 // last frame (`done` or `error`), it is opened again with `Last-Event-ID` set to the last entry
 // received: the server replays only what came after it, so no text is lost or doubled.
+// Each message's `event:` and `data:` become a TurnFrame by libs/turn-stream's decodeFrame, the
+// decoder the API and the tests read the stream with. The frames module is imported by its
+// path, not through the library's barrel: the barrel also holds the Redis publisher and its
+// Nest module, which the browser build must not pull in.
+import {
+  decodeFrame,
+  isFinal,
+  TurnFrameDecodeError,
+  type TurnFrame,
+} from '../../../libs/turn-stream/src/turn-stream.frames';
 
+/** One text/event-stream message as it came: its fields, not yet read as a turn frame. */
 export interface SseFrame {
   id?: string;
   event: string;
   data: string;
 }
+
+/** A turn frame as the client receives it; `id` is the entry id a reconnect resumes after. */
+export type ReceivedFrame = TurnFrame & { id?: string };
 
 /** The text/event-stream format, fed in pieces as they arrive (a frame may span pieces). */
 export class SseParser {
@@ -52,12 +66,10 @@ export class SseParser {
   }
 }
 
-export const FINAL_EVENTS = new Set(['done', 'error']);
-
 export interface FollowOptions {
   url: string;
   headers: Record<string, string>;
-  onFrame: (frame: SseFrame) => void;
+  onFrame: (frame: ReceivedFrame) => void;
   signal: AbortSignal;
   /** Called before each reconnect, with the attempt number (1 = the first reconnect). */
   onReconnect?: (attempt: number) => void;
@@ -68,8 +80,13 @@ export interface FollowOptions {
   onRefused?: (response: Response) => Promise<Error>;
 }
 
-/** Follows the stream to its last frame; resolves with that frame (or null when aborted). */
-export async function followStream(options: FollowOptions): Promise<SseFrame | null> {
+/**
+ * Follows the stream to its last frame (`done`, `error` or `stopped`); resolves with that frame
+ * (or null when aborted). A message that is not a turn frame this build knows (an unknown
+ * event, data that is not JSON) rejects with decodeFrame's error: the client and the API are
+ * built together, so such a message is a fault to show, not a frame to guess at.
+ */
+export async function followStream(options: FollowOptions): Promise<ReceivedFrame | null> {
   const fetchImpl = options.fetch ?? fetch;
   const maxReconnects = options.maxReconnects ?? 30;
   let lastEventId: string | undefined;
@@ -107,17 +124,25 @@ export async function followStream(options: FollowOptions): Promise<SseFrame | n
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
-        for (const frame of parser.push(value)) {
-          if (frame.id) lastEventId = frame.id;
+        for (const message of parser.push(value)) {
+          const frame: ReceivedFrame = {
+            ...decodeFrame(message.event, message.data),
+            ...(message.id !== undefined ? { id: message.id } : {}),
+          };
+          if (message.id) lastEventId = message.id;
           options.onFrame(frame);
-          if (FINAL_EVENTS.has(frame.event)) {
+          if (isFinal(frame.event)) {
             void reader.cancel().catch(() => {});
             return frame;
           }
         }
       }
-    } catch {
+    } catch (error) {
       if (options.signal.aborted) return null;
+      if (error instanceof TurnFrameDecodeError) {
+        void reader.cancel().catch(() => {});
+        throw error;
+      }
       // broken mid-stream: reconnect from lastEventId
     }
   }
