@@ -88,6 +88,39 @@ function slug(name: string): string {
   return name.toLowerCase().replace(/\s+/g, '-');
 }
 
+/**
+ * A heading over a list, or over the sentence that says what its emptiness means: the shape of
+ * every part of the manifest and of the last turn's decisions. `children` renders one item's
+ * `<li>` (with its key).
+ */
+function TitledList<T>(props: {
+  title: string;
+  heading?: 'h3' | 'h4';
+  /** The list's accessible name. */
+  label: string;
+  class?: string;
+  items: readonly T[];
+  empty: string;
+  /** Shown under the heading whatever the items: a failure that explains a short list. */
+  note?: preact.ComponentChildren;
+  children: (item: T, index: number) => preact.ComponentChildren;
+}) {
+  const Heading = props.heading ?? 'h3';
+  return (
+    <>
+      <Heading>{props.title}</Heading>
+      {props.note}
+      {props.items.length === 0 ? (
+        <p class="empty">{props.empty}</p>
+      ) : (
+        <ul class={props.class} aria-label={props.label}>
+          {props.items.map(props.children)}
+        </ul>
+      )}
+    </>
+  );
+}
+
 function Failure(props: { error: string | null }) {
   return props.error ? (
     <p role="alert" class="error">
@@ -230,35 +263,34 @@ function Manifest(props: { manifest: ContextManifest }) {
           </li>
         ))}
       </ul>
-      <h3>Story cards</h3>
-      {manifest.cards.length === 0 ? (
-        <p class="empty">No story card was considered.</p>
-      ) : (
-        <ul class="cards-fired" aria-label="Cards in context">
-          {manifest.cards.map((c) => (
-            <li key={c.id} class={c.included ? 'included' : 'dropped'}>
-              <strong>{c.name}</strong> {c.included ? 'included' : 'dropped'}
-              {c.keyword ? <> — key “{c.keyword}”</> : null}
-            </li>
-          ))}
-        </ul>
-      )}
-      <h3>Memories</h3>
-      {manifest.memoryError && <p class="error">{manifest.memoryError}</p>}
-      {manifest.memories === null ? (
-        <p class="empty">The memory bank is off.</p>
-      ) : manifest.memories.length === 0 ? (
-        <p class="empty">No memory was retrieved.</p>
-      ) : (
-        <ul aria-label="Memories in context">
-          {manifest.memories.map((m) => (
-            <li key={m.id}>
-              <span class="score">{m.similarity.toFixed(3)}</span>
-              {m.pinned ? ' pinned' : ''} {m.text ?? m.id}
-            </li>
-          ))}
-        </ul>
-      )}
+      <TitledList
+        title="Story cards"
+        label="Cards in context"
+        class="cards-fired"
+        items={manifest.cards}
+        empty="No story card was considered."
+      >
+        {(c) => (
+          <li key={c.id} class={c.included ? 'included' : 'dropped'}>
+            <strong>{c.name}</strong> {c.included ? 'included' : 'dropped'}
+            {c.keyword ? <> — key “{c.keyword}”</> : null}
+          </li>
+        )}
+      </TitledList>
+      <TitledList
+        title="Memories"
+        label="Memories in context"
+        items={manifest.memories ?? []}
+        empty={manifest.memories === null ? 'The memory bank is off.' : 'No memory was retrieved.'}
+        note={manifest.memoryError && <p class="error">{manifest.memoryError}</p>}
+      >
+        {(m) => (
+          <li key={m.id}>
+            <span class="score">{m.similarity.toFixed(3)}</span>
+            {m.pinned ? ' pinned' : ''} {m.text ?? m.id}
+          </li>
+        )}
+      </TitledList>
     </div>
   );
 }
@@ -362,46 +394,48 @@ function StatePanel(props: PanelProps) {
         <p class="empty">No narration yet.</p>
       ) : (
         <>
-          <h4>Accepted</h4>
-          {last.accepted.length === 0 ? (
-            <p class="empty">No state change was accepted.</p>
-          ) : (
-            <ul aria-label="Accepted events">
-              {last.accepted.map((event, index) => {
-                const withdrawn = last.retconned.includes(index);
-                return (
-                  <li key={index} class={withdrawn ? 'withdrawn' : ''}>
-                    <code>{describeStateEvent(event)}</code>
-                    {withdrawn ? (
-                      <span class="muted"> (retconned)</span>
-                    ) : (
-                      <button
-                        type="button"
-                        class="secondary small"
-                        disabled={props.busy}
-                        onClick={() => void retcon(index)}
-                      >
-                        Retcon
-                      </button>
-                    )}
-                  </li>
-                );
-              })}
-            </ul>
-          )}
-          <h4>Rejected</h4>
-          {last.rejected.length === 0 ? (
-            <p class="empty">Nothing was rejected.</p>
-          ) : (
-            <ul aria-label="Rejected events">
-              {last.rejected.map((r, index) => (
-                <li key={index}>
-                  <code>{r.line}</code> — {r.reason}
-                  {r.fix ? <span class="muted"> ({r.fix})</span> : null}
+          <TitledList
+            title="Accepted"
+            heading="h4"
+            label="Accepted events"
+            items={last.accepted}
+            empty="No state change was accepted."
+          >
+            {(event, index) => {
+              const withdrawn = last.retconned.includes(index);
+              return (
+                <li key={index} class={withdrawn ? 'withdrawn' : ''}>
+                  <code>{describeStateEvent(event)}</code>
+                  {withdrawn ? (
+                    <span class="muted"> (retconned)</span>
+                  ) : (
+                    <button
+                      type="button"
+                      class="secondary small"
+                      disabled={props.busy}
+                      onClick={() => void retcon(index)}
+                    >
+                      Retcon
+                    </button>
+                  )}
                 </li>
-              ))}
-            </ul>
-          )}
+              );
+            }}
+          </TitledList>
+          <TitledList
+            title="Rejected"
+            heading="h4"
+            label="Rejected events"
+            items={last.rejected}
+            empty="Nothing was rejected."
+          >
+            {(r, index) => (
+              <li key={index}>
+                <code>{r.line}</code> — {r.reason}
+                {r.fix ? <span class="muted"> ({r.fix})</span> : null}
+              </li>
+            )}
+          </TitledList>
         </>
       )}
       <h3>Correct the state</h3>
