@@ -4,69 +4,52 @@
 import Redis from 'ioredis';
 import { TEST_REDIS_URL } from '@chronicle/testing';
 import {
-  startFakeOpenAiServer,
-  type FakeOpenAiServer,
-} from '../../../test/support/fake-openai-server';
-import {
   act,
   createAdventure,
   finishedStream,
   readEvents,
-  startWorkerHarness,
+  setUpNarrateSpec,
   waitForTurnEnd,
-  type WorkerHarness,
 } from './testing/context-worker.harness';
 
 const CHAT = '/v1/chat/completions';
-let fake: FakeOpenAiServer & { baseURL: string };
-let harness: WorkerHarness;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
-  harness = await startWorkerHarness({
-    MODEL_BASE_URL: fake.baseURL,
-    MODEL_API_KEY: 'sk-test-budget-0123456789',
-    DAILY_TOKEN_BUDGET: '500',
-  });
-});
-
-afterAll(async () => {
-  await harness?.close();
-  await fake?.close();
+const spec = setUpNarrateSpec({
+  fake: { chunkDelayMs: 1 },
+  env: { DAILY_TOKEN_BUDGET: '500' },
 });
 
 it('given the owner spent the day’s budget, when a turn the API accepted runs, then it fails as budget without a model call', async () => {
   // the first turn, under the budget, narrates and spends past it
-  fake.enqueue({
+  spec.fake.enqueue({
     text: 'The keeper’s log is long.',
     usage: { promptTokens: 400, completionTokens: 200 },
     path: CHAT,
   });
-  const first = await createAdventure(harness);
-  const spending = await act(harness, first, 'do', 'read the log');
-  await waitForTurnEnd(harness, first, spending.turnId);
-  expect((await readEvents(harness, first)).at(-1)?.type).toBe('Narrated');
-  expect(fake.requestsTo(CHAT)).toHaveLength(1);
+  const first = await createAdventure(spec.harness);
+  const spending = await act(spec.harness, first, 'do', 'read the log');
+  await waitForTurnEnd(spec.harness, first, spending.turnId);
+  expect((await readEvents(spec.harness, first)).at(-1)?.type).toBe('Narrated');
+  expect(spec.fake.requestsTo(CHAT)).toHaveLength(1);
   // The worker counts the narration onto the day's counter just after its append; dropped here,
   // the next check sums the log itself (as after a Redis restart), so the test does not race
   // that increment.
   const redis = new Redis(TEST_REDIS_URL);
   try {
-    const keys = await redis.keys(`${harness.config.queuePrefix}:token-budget:*`);
+    const keys = await redis.keys(`${spec.harness.config.queuePrefix}:token-budget:*`);
     if (keys.length > 0) await redis.del(...keys);
   } finally {
     redis.disconnect();
   }
 
   // a turn on another adventure of the same owner, accepted meanwhile
-  const second = await createAdventure(harness);
-  const { turnId } = await act(harness, second, 'do', 'climb to the lamp');
-  await waitForTurnEnd(harness, second, turnId);
+  const second = await createAdventure(spec.harness);
+  const { turnId } = await act(spec.harness, second, 'do', 'climb to the lamp');
+  await waitForTurnEnd(spec.harness, second, turnId);
 
-  const events = await readEvents(harness, second);
+  const events = await readEvents(spec.harness, second);
   expect(events.map((e) => e.type)).toEqual(['AdventureCreated', 'PlayerActed', 'NarrationFailed']);
   expect(events[2].data).toMatchObject({ turnId, code: 'budget', attempts: 1 });
-  const entries = await finishedStream(harness, turnId);
+  const entries = await finishedStream(spec.harness, turnId);
   expect(entries.at(-1)).toMatchObject({ event: 'error', data: { code: 'budget' } });
-  expect(fake.requestsTo(CHAT)).toHaveLength(1);
+  expect(spec.fake.requestsTo(CHAT)).toHaveLength(1);
 });

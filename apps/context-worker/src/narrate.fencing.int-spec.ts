@@ -2,42 +2,26 @@
 // and another took the job over: the client's stream shows `reset` and then one attempt's text,
 // the attempt that lost the fence writes nothing more to it, and only one Narrated is recorded.
 import type { NarratedData } from '@chronicle/adventure';
-import {
-  startFakeOpenAiServer,
-  type FakeOpenAiServer,
-} from '../../../test/support/fake-openai-server';
 import { NarrateTurnUseCase, type NarrateTurnInput } from './narrate-turn.use-case';
 import {
   actWithoutJob,
   createAdventure,
   readEvents,
   sleep,
-  startWorkerHarness,
-  type WorkerHarness,
+  setUpNarrateSpec,
 } from './testing/context-worker.harness';
 
 const CHAT = '/v1/chat/completions';
-let fake: FakeOpenAiServer & { baseURL: string };
-let harness: WorkerHarness;
+const spec = setUpNarrateSpec({
+  fake: { chunkDelayMs: 1 },
+  // the reconciler stays out of these turns, which have no job on purpose
+  env: { RECONCILE_INTERVAL_MS: '600000' },
+});
 let narrate: NarrateTurnUseCase;
 
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
-  harness = await startWorkerHarness({
-    MODEL_BASE_URL: fake.baseURL,
-    MODEL_API_KEY: 'sk-test-fencing-0123456789',
-    // the reconciler stays out of these turns, which have no job on purpose
-    RECONCILE_INTERVAL_MS: '600000',
-  });
-  narrate = harness.app.get(NarrateTurnUseCase);
+beforeAll(() => {
+  narrate = spec.harness.app.get(NarrateTurnUseCase);
 });
-
-afterAll(async () => {
-  await harness?.close();
-  await fake?.close();
-});
-
-beforeEach(() => fake.clear());
 
 function attempt(adventureId: string, turnId: string, fence: string, n: number): NarrateTurnInput {
   return { adventureId, turnId, jobId: `narrate-${turnId}`, attempt: n, maxAttempts: 3, fence };
@@ -45,16 +29,16 @@ function attempt(adventureId: string, turnId: string, fence: string, n: number):
 
 describe('fencing two attempts at one turn', () => {
   it('keeps the attempt that lost the fence out of the stream; the first to finish wins the log', async () => {
-    fake.enqueue(
+    spec.fake.enqueue(
       { text: 'STALE take streaming slowly. '.repeat(4), chunks: 30, delayMs: 40, path: CHAT },
       { text: 'The fresh take, whole.', path: CHAT },
     );
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await actWithoutJob(harness, adventureId, 'look out to sea');
-    await harness.stream.publish(turnId, 'player', { action: null });
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'look out to sea');
+    await spec.harness.stream.publish(turnId, 'player', { action: null });
 
     const stale = narrate.execute(attempt(adventureId, turnId, 'lock-token-a', 1));
-    const [first] = await fake.waitForRequests(1);
+    const [first] = await spec.fake.waitForRequests(1);
     await sleep(300); // the stale attempt has streamed some chunks
     const fresh = narrate.execute(attempt(adventureId, turnId, 'lock-token-b', 2));
 
@@ -65,9 +49,9 @@ describe('fencing two attempts at one turn', () => {
     expect(['narrated', 'skipped']).toContain(staleOutcome.status);
     expect(first.endedAt).toBeDefined();
 
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events.filter((e) => e.type === 'Narrated')).toHaveLength(1);
-    const entries = await harness.stream.entries(turnId);
+    const entries = await spec.harness.stream.entries(turnId);
     const names = entries.map((e) => e.event);
     const reset = names.lastIndexOf('reset');
     expect(names.slice(0, reset)).toContain('chunk'); // the stale take did stream before
@@ -83,26 +67,26 @@ describe('fencing two attempts at one turn', () => {
   });
 
   it("gives the stream the fenced-out attempt's whole text when its Narrated wins the log", async () => {
-    fake.enqueue(
+    spec.fake.enqueue(
       { text: 'The patient first take, told in full.', chunks: 10, delayMs: 60, path: CHAT },
       // the attempt that took over is stuck: its model has not answered when the first finishes
       { text: 'Never heard.', hangMs: 3_000, path: CHAT },
     );
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await actWithoutJob(harness, adventureId, 'wait for the tide');
-    await harness.stream.publish(turnId, 'player', { action: null });
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'wait for the tide');
+    await spec.harness.stream.publish(turnId, 'player', { action: null });
 
     const first = narrate.execute(attempt(adventureId, turnId, 'lock-token-c', 1));
-    await fake.waitForRequests(1);
+    await spec.fake.waitForRequests(1);
     await sleep(200);
     const second = narrate.execute(attempt(adventureId, turnId, 'lock-token-d', 2));
     const [firstOutcome, secondOutcome] = await Promise.all([first, second]);
     expect(firstOutcome).toMatchObject({ status: 'narrated' });
     expect(['narrated', 'skipped']).toContain(secondOutcome.status);
 
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events.filter((e) => e.type === 'Narrated')).toHaveLength(1);
-    const entries = await harness.stream.entries(turnId);
+    const entries = await spec.harness.stream.entries(turnId);
     const names = entries.map((e) => e.event);
     const reset = names.lastIndexOf('reset');
     const after = entries.slice(reset + 1);
@@ -111,18 +95,18 @@ describe('fencing two attempts at one turn', () => {
   });
 
   it('records one Narrated when two attempts finish at once', async () => {
-    fake.enqueue({ text: 'Take one.', path: CHAT }, { text: 'Take two.', path: CHAT });
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await actWithoutJob(harness, adventureId, 'wave');
+    spec.fake.enqueue({ text: 'Take one.', path: CHAT }, { text: 'Take two.', path: CHAT });
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'wave');
     const outcomes = await Promise.all([
       narrate.execute(attempt(adventureId, turnId, 'token-1', 1)),
       narrate.execute(attempt(adventureId, turnId, 'token-2', 2)),
     ]);
     // both may report narrated (the second append is a duplicate of the first's event ids)
     expect(outcomes.every((o) => o.status === 'narrated' || o.status === 'skipped')).toBe(true);
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events.filter((e) => e.type === 'Narrated')).toHaveLength(1);
-    const entries = await harness.stream.entries(turnId);
+    const entries = await spec.harness.stream.entries(turnId);
     const names = entries.map((e) => e.event);
     expect(names.filter((n) => n === 'done')).toHaveLength(1);
     const reset = names.lastIndexOf('reset');

@@ -3,19 +3,14 @@ import { buildTurnContext } from '@chronicle/adventure-store';
 import { CONTINUE_INSTRUCTION } from '@chronicle/llm';
 import { JobName, QueueName } from '@chronicle/queue';
 import {
-  startFakeOpenAiServer,
-  type FakeOpenAiServer,
-} from '../../../test/support/fake-openai-server';
-import {
   act,
   cancel,
   createAdventure,
   finishedStream,
   readEvents,
   sleep,
-  startWorkerHarness,
+  setUpNarrateSpec,
   waitForTurnEnd,
-  type WorkerHarness,
 } from './testing/context-worker.harness';
 
 const API_KEY = 'sk-test-abcdefghijklmnop-secret';
@@ -23,25 +18,10 @@ const REPLY =
   'Mira steps out of the shadow of the lamp room and looks at you.\n\n' +
   '```state\n{"type":"enter","id":"mira","name":"Mira","kind":"character","status":"alive"}\n```';
 
-let fake: FakeOpenAiServer & { baseURL: string };
-let harness: WorkerHarness;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
-  harness = await startWorkerHarness({
-    MODEL_BASE_URL: fake.baseURL,
-    MODEL_API_KEY: API_KEY,
-    MODEL_NAME: 'default-model',
-    MODEL_TIMEOUT_MS: '10000',
-  });
+const spec = setUpNarrateSpec({
+  fake: { chunkDelayMs: 1 },
+  env: { MODEL_API_KEY: API_KEY, MODEL_NAME: 'default-model', MODEL_TIMEOUT_MS: '10000' },
 });
-
-afterAll(async () => {
-  await harness?.close();
-  await fake?.close();
-});
-
-beforeEach(() => fake.clear());
 
 function typesOf(events: { type: string }[]): string[] {
   return events.map((e) => e.type);
@@ -49,17 +29,22 @@ function typesOf(events: { type: string }[]): string[] {
 
 describe('the narrate job', () => {
   it('narrates a turn: Narrated with usage, the stream from chunks to done, the prompt in order', async () => {
-    fake.enqueue({
+    spec.fake.enqueue({
       text: REPLY,
       chunks: 6,
       usage: { promptTokens: 1500, completionTokens: 60, cachedTokens: 1024 },
     });
-    const adventureId = await createAdventure(harness);
-    const { turnId, version } = await act(harness, adventureId, 'do', 'climb the stairs to Mira');
-    const before = await harness.adventures.loadAt(adventureId, version);
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId, version } = await act(
+      spec.harness,
+      adventureId,
+      'do',
+      'climb the stairs to Mira',
+    );
+    const before = await spec.harness.adventures.loadAt(adventureId, version);
 
-    await waitForTurnEnd(harness, adventureId, turnId);
-    const events = await readEvents(harness, adventureId);
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(typesOf(events)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
     const narrated = events[2];
     const data = narrated.data as NarratedData;
@@ -85,7 +70,7 @@ describe('the narrate job', () => {
     expect(narrated.metadata).toMatchObject({ actor: 'worker:context', attempt: 1 });
     expect(JSON.stringify(events)).not.toContain(API_KEY);
 
-    const entries = await finishedStream(harness, turnId);
+    const entries = await finishedStream(spec.harness, turnId);
     const names = entries.map((e) => e.event);
     expect(names[0]).toBe('player');
     expect(names[names.length - 1]).toBe('done');
@@ -102,11 +87,11 @@ describe('the narrate job', () => {
       version: narrated.version,
     });
 
-    const [request] = fake.requestsTo('/v1/chat/completions');
+    const [request] = spec.fake.requestsTo('/v1/chat/completions');
     expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(request.body.model).toBe('fake-model');
     const [system, user] = request.body.messages as { role: string; content: string }[];
-    const expected = await buildTurnContext(harness.adventures, before, {
+    const expected = await buildTurnContext(spec.harness.adventures, before, {
       defaultModel: 'default-model',
     });
     expect(system).toEqual({ role: 'system', content: expected.system });
@@ -119,34 +104,34 @@ describe('the narrate job', () => {
   });
 
   it('waits out a 429 for its Retry-After without spending an attempt, then narrates', async () => {
-    fake.enqueue(
+    spec.fake.enqueue(
       { status: 429, retryAfter: 1, errorMessage: 'Rate limit reached' },
       { text: 'The wind rises.' },
     );
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'wait');
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'wait');
 
-    await waitForTurnEnd(harness, adventureId, turnId);
-    const requests = fake.requestsTo('/v1/chat/completions');
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    const requests = spec.fake.requestsTo('/v1/chat/completions');
     expect(requests).toHaveLength(2);
     expect(requests[1].receivedAt - requests[0].receivedAt).toBeGreaterThanOrEqual(950);
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(typesOf(events)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
     // Waiting out a 429 (every worker pauses with it) spends no attempt.
     expect(events[2].metadata).toMatchObject({ attempt: 1 });
-    const names = (await finishedStream(harness, turnId)).map((e) => e.event);
+    const names = (await finishedStream(spec.harness, turnId)).map((e) => e.event);
     expect(names[0]).toBe('player');
     expect(names[names.length - 1]).toBe('done');
   });
 
   it('records NarrationFailed after three server errors, and the adventure accepts a new action', async () => {
-    fake.enqueue({ status: 500 }, { status: 500 }, { status: 500 });
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'ring the bell');
+    spec.fake.enqueue({ status: 500 }, { status: 500 }, { status: 500 });
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'ring the bell');
 
-    await waitForTurnEnd(harness, adventureId, turnId);
-    expect(fake.requestsTo('/v1/chat/completions')).toHaveLength(3);
-    const events = await readEvents(harness, adventureId);
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    expect(spec.fake.requestsTo('/v1/chat/completions')).toHaveLength(3);
+    const events = await readEvents(spec.harness, adventureId);
     expect(typesOf(events)).toEqual(['AdventureCreated', 'PlayerActed', 'NarrationFailed']);
     expect(events[2].data).toMatchObject({
       turnId,
@@ -155,15 +140,15 @@ describe('the narrate job', () => {
     });
     // The player's words: never the endpoint (MODEL_BASE_URL) or the provider's own message.
     expect(JSON.stringify(events[2].data)).not.toContain('127.0.0.1');
-    const entries = await finishedStream(harness, turnId);
+    const entries = await finishedStream(spec.harness, turnId);
     expect(entries[entries.length - 1]).toMatchObject({
       event: 'error',
       data: { message: expect.stringContaining('internal error') },
     });
 
-    const next = await act(harness, adventureId, 'do', 'ring it again');
-    await waitForTurnEnd(harness, adventureId, next.turnId);
-    expect(typesOf(await readEvents(harness, adventureId)).slice(-2)).toEqual([
+    const next = await act(spec.harness, adventureId, 'do', 'ring it again');
+    await waitForTurnEnd(spec.harness, adventureId, next.turnId);
+    expect(typesOf(await readEvents(spec.harness, adventureId)).slice(-2)).toEqual([
       'PlayerActed',
       'Narrated',
     ]);
@@ -171,13 +156,13 @@ describe('the narrate job', () => {
 
   it('retries a reply that is only a state block, then fails the turn', async () => {
     const block = { text: '```state\n{"type":"fact","text":"The lamp is dark."}\n```' };
-    fake.enqueue(block, block, block);
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'look up');
+    spec.fake.enqueue(block, block, block);
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'look up');
 
-    await waitForTurnEnd(harness, adventureId, turnId);
-    expect(fake.requestsTo('/v1/chat/completions')).toHaveLength(3);
-    const events = await readEvents(harness, adventureId);
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    expect(spec.fake.requestsTo('/v1/chat/completions')).toHaveLength(3);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events[events.length - 1]).toMatchObject({
       type: 'NarrationFailed',
       data: { message: expect.stringContaining('only a state block') },
@@ -185,7 +170,7 @@ describe('the narrate job', () => {
   });
 
   it('retries a stream cut mid-way, resets the stream, and records one narration', async () => {
-    fake.enqueue(
+    spec.fake.enqueue(
       {
         text: 'The first attempt breaks off in the middle of a sentence.',
         chunks: 5,
@@ -193,16 +178,16 @@ describe('the narrate job', () => {
       },
       { text: 'The second attempt tells the whole story.' },
     );
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'listen');
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'listen');
 
-    await waitForTurnEnd(harness, adventureId, turnId);
-    const events = await readEvents(harness, adventureId);
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(typesOf(events)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
     expect((events[2].data as NarratedData).action.text).toBe(
       'The second attempt tells the whole story.',
     );
-    const entries = await finishedStream(harness, turnId);
+    const entries = await finishedStream(spec.harness, turnId);
     const reset = entries.findIndex((e) => e.event === 'reset');
     expect(reset).toBeGreaterThan(1);
     const afterReset = entries
@@ -214,47 +199,47 @@ describe('the narrate job', () => {
   });
 
   it('does nothing for a redelivered job whose turn has finished', async () => {
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'sit down');
-    await waitForTurnEnd(harness, adventureId, turnId);
-    const before = await readEvents(harness, adventureId);
-    const requests = fake.requests.length;
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'sit down');
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    const before = await readEvents(spec.harness, adventureId);
+    const requests = spec.fake.requests.length;
 
-    const { jobId } = await harness.producer.enqueue(
+    const { jobId } = await spec.harness.producer.enqueue(
       JobName.NarrateTurn,
       { adventureId, turnId },
       { jobId: `narrate-${turnId}-again` },
     );
-    const queue = harness.producer.queue(QueueName.Narrate);
+    const queue = spec.harness.producer.queue(QueueName.Narrate);
     for (let i = 0; i < 200 && (await queue.getJobState(jobId ?? '')) !== 'completed'; i++) {
       await sleep(25);
     }
     const job = await queue.getJob(jobId ?? '');
     expect(job?.returnvalue).toEqual({ status: 'skipped', reason: 'not-in-flight' });
-    expect(await readEvents(harness, adventureId)).toHaveLength(before.length);
-    expect(fake.requests.length).toBe(requests);
+    expect(await readEvents(spec.harness, adventureId)).toHaveLength(before.length);
+    expect(spec.fake.requests.length).toBe(requests);
   });
 
   it('aborts the model stream when the turn is cancelled, and records nothing more', async () => {
-    fake.enqueue({
+    spec.fake.enqueue({
       text: 'A very slow story unfolds word by word. '.repeat(10),
       chunks: 40,
       delayMs: 100,
     });
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'hesitate');
-    const [request] = await fake.waitForRequests(1);
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'hesitate');
+    const [request] = await spec.fake.waitForRequests(1);
     await sleep(200);
 
-    await cancel(harness, adventureId, turnId);
+    await cancel(spec.harness, adventureId, turnId);
 
     for (let i = 0; i < 100 && request.endedAt === undefined; i++) await sleep(20);
     expect(request.aborted).toBe(true);
     await sleep(300);
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(typesOf(events)).toEqual(['AdventureCreated', 'PlayerActed', 'NarrationCancelled']);
-    const entries = await harness.stream.entries(turnId);
+    const entries = await spec.harness.stream.entries(turnId);
     expect(entries.map((e) => e.event)).not.toContain('done');
-    expect(fake.requests).toHaveLength(1);
+    expect(spec.fake.requests).toHaveLength(1);
   });
 });

@@ -7,30 +7,26 @@ import {
   createAdventure,
   finishedStream,
   readEvents,
-  startWorkerHarness,
+  setUpNarrateSpec,
   waitForTurnEnd,
-  type WorkerHarness,
 } from './testing/context-worker.harness';
 
 // No MODEL_API_KEY: the built-in narrator answers through the same pipeline.
-let harness: WorkerHarness;
-
-beforeAll(async () => {
-  harness = await startWorkerHarness({ MODEL_API_KEY: '' });
-});
-
-afterAll(async () => {
-  await harness?.close();
-});
+const spec = setUpNarrateSpec({ fake: false });
 
 describe('the narrate job with the offline narrator', () => {
   it('records a labelled narration whose accepted events pass the referee again', async () => {
-    const adventureId = await createAdventure(harness);
-    const { turnId, version } = await act(harness, adventureId, 'say', 'Mira, are you up there?');
-    const before = await harness.adventures.loadAt(adventureId, version);
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId, version } = await act(
+      spec.harness,
+      adventureId,
+      'say',
+      'Mira, are you up there?',
+    );
+    const before = await spec.harness.adventures.loadAt(adventureId, version);
 
-    await waitForTurnEnd(harness, adventureId, turnId);
-    const events = await readEvents(harness, adventureId);
+    await waitForTurnEnd(spec.harness, adventureId, turnId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events.map((e) => e.type)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
     const data = events[2].data as NarratedData;
     expect(data.narrator).toBe('offline');
@@ -42,7 +38,7 @@ describe('the narrate job with the offline narrator', () => {
     expect(again).toEqual({ accepted: data.accepted, rejected: [] });
     expect(data.usage.promptTokens).toBeGreaterThan(0);
 
-    const entries = await finishedStream(harness, turnId);
+    const entries = await finishedStream(spec.harness, turnId);
     expect(entries[entries.length - 1]).toMatchObject({
       event: 'done',
       data: { action: { text: data.action.text, type: 'ai' }, narrator: 'offline' },
@@ -50,16 +46,16 @@ describe('the narrate job with the offline narrator', () => {
   });
 
   it('queues a memory job with the narration when the memory bank is on, and none when it is off', async () => {
-    const off = await createAdventure(harness);
-    const offTurn = await act(harness, off, 'do', 'wait');
-    await waitForTurnEnd(harness, off, offTurn.turnId);
-    const on = await createAdventure(harness, {
+    const off = await createAdventure(spec.harness);
+    const offTurn = await act(spec.harness, off, 'do', 'wait');
+    await waitForTurnEnd(spec.harness, off, offTurn.turnId);
+    const on = await createAdventure(spec.harness, {
       settings: { model: 'fake-model', memoryBankEnabled: true },
     });
-    const onTurn = await act(harness, on, 'do', 'wait');
-    await waitForTurnEnd(harness, on, onTurn.turnId);
+    const onTurn = await act(spec.harness, on, 'do', 'wait');
+    await waitForTurnEnd(spec.harness, on, onTurn.turnId);
 
-    const queue = harness.producer.queue(QueueName.Memory);
+    const queue = spec.harness.producer.queue(QueueName.Memory);
     let jobs = await queue.getJobs(['waiting', 'delayed', 'active', 'completed', 'failed']);
     for (let i = 0; i < 40 && !jobs.some((j) => j.data.adventureId === on); i++) {
       await new Promise((resolve) => setTimeout(resolve, 25));

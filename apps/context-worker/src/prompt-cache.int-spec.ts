@@ -1,55 +1,35 @@
 import type { NarratedData } from '@chronicle/adventure';
 import { buildTurnContext, contextManifest } from '@chronicle/adventure-store';
 import {
-  startFakeOpenAiServer,
-  type FakeOpenAiServer,
-} from '../../../test/support/fake-openai-server';
-import {
   act,
   createAdventure,
   readEvents,
-  startWorkerHarness,
+  setUpNarrateSpec,
   waitForTurnEnd,
-  type WorkerHarness,
 } from './testing/context-worker.harness';
 
 // The prompt cache end to end: the worker's requests carry the adventure's cache key and
 // breakpoints, and the cached tokens the provider reports reach the Narrated event.
 
-let fake: FakeOpenAiServer & { baseURL: string };
-let harness: WorkerHarness;
-
-beforeAll(async () => {
-  fake = await startFakeOpenAiServer({ instant: true });
-  harness = await startWorkerHarness({
-    MODEL_BASE_URL: fake.baseURL,
-    MODEL_API_KEY: 'sk-test-prompt-cache',
-    MODEL_PROMPT_CACHE_KEY: 'true',
-    MODEL_CACHE_CONTROL: 'true',
-  });
+const spec = setUpNarrateSpec({
+  fake: { instant: true },
+  env: { MODEL_PROMPT_CACHE_KEY: 'true', MODEL_CACHE_CONTROL: 'true' },
 });
-
-afterAll(async () => {
-  await harness?.close();
-  await fake?.close();
-});
-
-beforeEach(() => fake.clear());
 
 const OPENING =
   `You stand on the harbor wall at dusk. ${'The lamp above has gone dark. '.repeat(170)}`.trim();
 
 async function turn(adventureId: string, text: string): Promise<NarratedData> {
-  const { turnId } = await act(harness, adventureId, 'do', text);
-  await waitForTurnEnd(harness, adventureId, turnId);
-  const events = await readEvents(harness, adventureId);
+  const { turnId } = await act(spec.harness, adventureId, 'do', text);
+  await waitForTurnEnd(spec.harness, adventureId, turnId);
+  const events = await readEvents(spec.harness, adventureId);
   return events[events.length - 1].data as NarratedData;
 }
 
 describe('prompt caching through the context worker', () => {
   it("sends the adventure's cache key and breakpoints, and records the cached tokens served", async () => {
     // Given a stable adventure whose opening fills a block of its 2,048-token budget
-    const adventureId = await createAdventure(harness, {
+    const adventureId = await createAdventure(spec.harness, {
       opening: OPENING,
       settings: { model: 'fake-model', contextTokenBudget: 2048, historyMode: 'stable' },
     });
@@ -57,7 +37,7 @@ describe('prompt caching through the context worker', () => {
     const first = await turn(adventureId, 'climb the stairs');
     const second = await turn(adventureId, 'light the lamp');
 
-    const requests = fake.requestsTo('/v1/chat/completions');
+    const requests = spec.fake.requestsTo('/v1/chat/completions');
     expect(requests).toHaveLength(2);
     // Then each request is keyed by the adventure
     expect(requests.map((r) => r.body.prompt_cache_key)).toEqual([adventureId, adventureId]);
@@ -72,7 +52,7 @@ describe('prompt caching through the context worker', () => {
     expect(first.usage.cachedTokens).toBe(0);
     expect(second.usage.cachedTokens).toBeGreaterThanOrEqual(1024);
     expect(second.usage.cachedTokens % 128).toBe(0);
-    expect(fake.cacheTotals.cachedTokens).toBe(second.usage.cachedTokens);
+    expect(spec.fake.cacheTotals.cachedTokens).toBe(second.usage.cachedTokens);
     // and the stored manifest says what the next request can expect
     expect(second.contextManifest).toMatchObject({
       cache: { historyMode: 'stable', blockTokens: 512, blockAligned: true },
@@ -81,24 +61,24 @@ describe('prompt caching through the context worker', () => {
 
   it('rebuilds every prompt of a replay byte for byte from the log alone, across moves of the start', async () => {
     // Given a stable adventure played past its budget, so its window's start moved
-    fake.setDefaultReply({
+    spec.fake.setDefaultReply({
       text: `The tide climbs the black rocks. ${'The lamp turns slowly overhead. '.repeat(40)}`,
     });
-    const adventureId = await createAdventure(harness, {
+    const adventureId = await createAdventure(spec.harness, {
       settings: { model: 'fake-model', contextTokenBudget: 2048, historyMode: 'stable' },
     });
     for (let step = 1; step <= 10; step++) await turn(adventureId, `walk on, step ${step}`);
-    fake.setDefaultReply(undefined);
+    spec.fake.setDefaultReply(undefined);
 
     // When each narrated turn's prompt is rebuilt from the projection at its player's action
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     const narrated = events.filter((e) => e.type === 'Narrated');
     const starts = new Set<number>();
     for (const event of narrated) {
       const data = event.data as NarratedData;
-      const before = await harness.adventures.loadAt(adventureId, event.version - 1);
+      const before = await spec.harness.adventures.loadAt(adventureId, event.version - 1);
       const rebuilt = contextManifest(
-        await buildTurnContext(harness.adventures, before, { defaultModel: 'fake-model' }),
+        await buildTurnContext(spec.harness.adventures, before, { defaultModel: 'fake-model' }),
       );
       // Then it hashes to the prompt that was sent, with no event beyond the story's own
       expect(rebuilt.sha256).toEqual((data.contextManifest as { sha256: unknown }).sha256);

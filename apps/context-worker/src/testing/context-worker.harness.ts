@@ -1,6 +1,7 @@
 // The context worker booted in-process against the real Postgres, Redis and BullMQ, with a
 // per-file database and queue prefix, plus the few moves a test makes in the API's place:
-// create an adventure, submit an action with its narrate outbox row, cancel a turn.
+// create an adventure, submit an action with its narrate outbox row, cancel a turn. A narrate
+// spec sets up the fake model and the worker together with setUpNarrateSpec.
 import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
 import {
@@ -22,6 +23,11 @@ import {
   TEST_REDIS_URL,
   type TestDatabase,
 } from '@chronicle/testing';
+import {
+  startFakeOpenAiServer,
+  type FakeOpenAiServer,
+  type FakeOpenAiServerOptions,
+} from '../../../../test/support/fake-openai-server';
 import { startContextWorker } from '../context-worker.bootstrap';
 
 export interface WorkerHarness {
@@ -81,6 +87,70 @@ export async function startWorkerHarness(
       if (shared) return;
       await database.drop();
       await removeQueueKeys(prefix);
+    },
+  };
+}
+
+/** The fake model server a narrate spec's worker calls. */
+export type FakeModel = FakeOpenAiServer & { baseURL: string };
+
+export interface NarrateSpecOptions {
+  /** The fake model's options; `false`: no fake model, so the built-in offline narrator answers. */
+  fake?: FakeOpenAiServerOptions | false;
+  /**
+   * The worker's settings over the fake model's address and a test key. A function when they
+   * depend on what an earlier beforeAll started (a Redis of the test's own).
+   */
+  env?: Record<string, string> | (() => Record<string, string>);
+}
+
+/** What a narrate spec's tests use; read inside the tests, once the beforeAll has run. */
+export interface NarrateSpec {
+  readonly fake: FakeModel;
+  readonly harness: WorkerHarness;
+  /** The settings the worker started with: a second worker of the installation takes them. */
+  readonly env: Record<string, string>;
+}
+
+/**
+ * The set-up every narrate spec shares, as jest hooks of the file (or describe) that calls it:
+ * before all, the fake model server and a worker calling it; before each test, the fake's queue
+ * and record emptied; after all, the worker and then the fake closed. Hooks run in the order
+ * they are declared: a spec's own beforeAll that needs the worker, or afterAll that must run
+ * after it is closed, is declared after this call; one the worker needs first, before it.
+ */
+export function setUpNarrateSpec(options: NarrateSpecOptions = {}): NarrateSpec {
+  let fake: FakeModel | undefined;
+  let harness: WorkerHarness | undefined;
+  let env: Record<string, string> | undefined;
+  beforeAll(async () => {
+    if (options.fake !== false) fake = await startFakeOpenAiServer(options.fake);
+    env = {
+      ...(fake
+        ? { MODEL_BASE_URL: fake.baseURL, MODEL_API_KEY: 'sk-test-narrate-0123456789' }
+        : { MODEL_API_KEY: '' }),
+      ...(typeof options.env === 'function' ? options.env() : options.env),
+    };
+    harness = await startWorkerHarness(env);
+  });
+  beforeEach(() => fake?.clear());
+  afterAll(async () => {
+    await harness?.close();
+    await fake?.close();
+  });
+  const started = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the narrate spec has no ${what}: read it in a test`);
+    return value;
+  };
+  return {
+    get fake() {
+      return started(fake, 'fake model');
+    },
+    get harness() {
+      return started(harness, 'worker');
+    },
+    get env() {
+      return started(env, 'worker settings');
     },
   };
 }
