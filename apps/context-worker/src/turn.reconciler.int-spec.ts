@@ -8,15 +8,12 @@ import { queueKeyPrefix } from '@chronicle/platform';
 import { JobName, QueueName } from '@chronicle/queue';
 import { sql } from 'kysely';
 import {
-  startFakeOpenAiServer,
-  type FakeOpenAiServer,
-} from '../../../test/support/fake-openai-server';
-import {
   act,
   actWithoutJob,
   createAdventure,
   finishedStream,
   readEvents,
+  setUpNarrateSpec,
   sleep,
   startWorkerHarness,
   waitForTurnEnd,
@@ -53,34 +50,31 @@ function chunkTextAfterLastReset(entries: { event: string; data: unknown }[]): s
 }
 
 describe('the reconciler, when Redis loses its data or keeps its keys', () => {
-  let fake: FakeOpenAiServer & { baseURL: string };
   let redis: PrivateRedis;
-  let harness: WorkerHarness;
 
+  // Redis first: the worker's settings name it.
   beforeAll(async () => {
-    fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
     redis = await PrivateRedis.start({ appendOnly: true });
-    harness = await startWorkerHarness({
+  });
+
+  const spec = setUpNarrateSpec({
+    fake: { chunkDelayMs: 1 },
+    env: () => ({
       REDIS_URL: redis.url,
-      MODEL_BASE_URL: fake.baseURL,
-      MODEL_API_KEY: 'sk-test-reconciler-0123456789',
       MODEL_TIMEOUT_MS: '20000',
       // One slot: the second adventure's turn waits in the queue while the first runs.
       NARRATE_CONCURRENCY: '1',
       RECONCILE_INTERVAL_MS: '500',
-    });
+    }),
   });
 
+  // Declared after the set-up, so it runs once the worker has closed.
   afterAll(async () => {
-    await harness?.close();
     await redis?.destroy();
-    await fake?.close();
   });
-
-  beforeEach(() => fake.clear());
 
   it('recovers a running and a waiting turn after FLUSHALL: both narrated, each stream one take after its reset', async () => {
-    fake.enqueue(
+    spec.fake.enqueue(
       // the running turn's first take: slow, so the flush lands mid-stream
       {
         text: 'The first take of the running turn '.repeat(4),
@@ -89,22 +83,22 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
         path: CHAT,
       },
     );
-    fake.setDefaultReply({ text: 'A clean take after the flush.' });
-    const running = await createAdventure(harness);
-    const waiting = await createAdventure(harness);
-    const a = await act(harness, running, 'do', 'light the lamp');
-    await fake.waitForRequests(1);
+    spec.fake.setDefaultReply({ text: 'A clean take after the flush.' });
+    const running = await createAdventure(spec.harness);
+    const waiting = await createAdventure(spec.harness);
+    const a = await act(spec.harness, running, 'do', 'light the lamp');
+    await spec.fake.waitForRequests(1);
     await sleep(300);
-    const b = await act(harness, waiting, 'do', 'wait below');
+    const b = await act(spec.harness, waiting, 'do', 'wait below');
     await sleep(200);
-    const queue = harness.producer.queue(QueueName.Narrate);
+    const queue = spec.harness.producer.queue(QueueName.Narrate);
     expect(await queue.getJobState(`narrate-${b.turnId}`)).toBe('waiting');
 
     await redis.call('FLUSHALL');
 
     const [endA, endB] = await Promise.all([
-      waitForTurnEnd(harness, running, a.turnId, 20_000),
-      waitForTurnEnd(harness, waiting, b.turnId, 20_000),
+      waitForTurnEnd(spec.harness, running, a.turnId, 20_000),
+      waitForTurnEnd(spec.harness, waiting, b.turnId, 20_000),
     ]);
     expect(endA.inFlight).toBeNull();
     expect(endB.inFlight).toBeNull();
@@ -112,62 +106,66 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
       [running, a.turnId],
       [waiting, b.turnId],
     ]) {
-      const events = await readEvents(harness, adventureId);
+      const events = await readEvents(spec.harness, adventureId);
       expect(events.map((e) => e.type)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
-      const entries = await finishedStream(harness, turnId);
+      const entries = await finishedStream(spec.harness, turnId);
       expect(chunkTextAfterLastReset(entries).trim()).toBe(
         (events[2].data as NarratedData).action.text,
       );
     }
-    const rows = await harness.database.db.selectFrom('turns_in_flight').selectAll().execute();
+    const rows = await spec.harness.database.db.selectFrom('turns_in_flight').selectAll().execute();
     expect(rows).toEqual([]);
   });
 
   it('keeps recovering across a Redis restart with its keys intact, no process restarted', async () => {
-    fake.setDefaultReply({ text: 'The story goes on after the restart.', chunks: 10, delayMs: 30 });
-    const adventureId = await createAdventure(harness);
-    const before = await act(harness, adventureId, 'do', 'before the restart');
-    await waitForTurnEnd(harness, adventureId, before.turnId, 20_000);
+    spec.fake.setDefaultReply({
+      text: 'The story goes on after the restart.',
+      chunks: 10,
+      delayMs: 30,
+    });
+    const adventureId = await createAdventure(spec.harness);
+    const before = await act(spec.harness, adventureId, 'do', 'before the restart');
+    await waitForTurnEnd(spec.harness, adventureId, before.turnId, 20_000);
 
     await redis.stopServer();
     await sleep(1_000);
     await redis.startServer();
 
     const started = Date.now();
-    const after = await act(harness, adventureId, 'do', 'after the restart');
-    await waitForTurnEnd(harness, adventureId, after.turnId, 20_000);
+    const after = await act(spec.harness, adventureId, 'do', 'after the restart');
+    await waitForTurnEnd(spec.harness, adventureId, after.turnId, 20_000);
     expect(Date.now() - started).toBeLessThan(15_000);
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events.map((e) => e.type).slice(-2)).toEqual(['PlayerActed', 'Narrated']);
   });
 
   it('re-enqueues a turn whose job never reached Redis, within two intervals', async () => {
-    fake.setDefaultReply({ text: 'Found again.' });
-    const adventureId = await createAdventure(harness);
+    spec.fake.setDefaultReply({ text: 'Found again.' });
+    const adventureId = await createAdventure(spec.harness);
     const started = Date.now();
-    const { turnId } = await actWithoutJob(harness, adventureId, 'call out');
-    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'call out');
+    await waitForTurnEnd(spec.harness, adventureId, turnId, 10_000);
     expect(Date.now() - started).toBeLessThan(2 * 500 + 1_500);
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events[events.length - 1].type).toBe('Narrated');
-    const row = await harness.producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`);
+    const row = await spec.harness.producer.queue(QueueName.Narrate).getJob(`narrate-${turnId}`);
     expect(row?.name).toBe(JobName.NarrateTurn);
     // the requeued job carries the turn's start, so POST → model request counts the loss
     expect(row?.data.requestedAt).toBeLessThanOrEqual(Date.now());
     expect(row?.data.requestedAt).toBeGreaterThan(started - 5_000);
     expect(
-      await counted(harness, 'chronicle_reconciler_actions_total', { action: 'requeued' }),
+      await counted(spec.harness, 'chronicle_reconciler_actions_total', { action: 'requeued' }),
     ).toBeGreaterThanOrEqual(1);
   });
 
   it('re-enqueues the memory work the outbox asked for once Redis has lost its data', async () => {
-    fake.setDefaultReply({ text: 'A memorable turn.' });
-    const adventureId = await createAdventure(harness, {
+    spec.fake.setDefaultReply({ text: 'A memorable turn.' });
+    const adventureId = await createAdventure(spec.harness, {
       settings: { memoryBankEnabled: true } as never,
     });
-    const { turnId } = await act(harness, adventureId, 'do', 'remember this');
-    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
-    const memory = harness.producer.queue(QueueName.Memory);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'remember this');
+    await waitForTurnEnd(spec.harness, adventureId, turnId, 10_000);
+    const memory = spec.harness.producer.queue(QueueName.Memory);
     const owed = async () =>
       (await memory.getJobs(['waiting', 'delayed', 'prioritized'])).filter(
         (job) => job.data.adventureId === adventureId,
@@ -182,10 +180,10 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
   });
 
   it('runs one pass at a time per installation: none while another process holds the lock', async () => {
-    const reconciler = harness.app.get(TurnReconciler);
-    const key = `chronicle-reconciler:${harness.config.queuePrefix}`;
+    const reconciler = spec.harness.app.get(TurnReconciler);
+    const key = `chronicle-reconciler:${spec.harness.config.queuePrefix}`;
     // another process's pass, as Postgres sees it: a transaction holding the lock
-    await harness.database.db.transaction().execute(async (trx) => {
+    await spec.harness.database.db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(hashtext(${key}))`.execute(trx);
       expect(await reconciler.reconcileOnce()).toMatchObject({ ran: false, requeued: 0 });
     });
@@ -194,50 +192,42 @@ describe('the reconciler, when Redis loses its data or keeps its keys', () => {
 });
 
 describe('the reconciler ending turns', () => {
-  let fake: FakeOpenAiServer & { baseURL: string };
-  let harness: WorkerHarness;
-
-  beforeAll(async () => {
-    fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
-    harness = await startWorkerHarness({
-      MODEL_BASE_URL: fake.baseURL,
-      MODEL_API_KEY: 'sk-test-reconciler-0123456789',
+  const spec = setUpNarrateSpec({
+    fake: { chunkDelayMs: 1 },
+    env: {
       MODEL_TIMEOUT_MS: '60000',
       RECONCILE_INTERVAL_MS: '300',
       RECONCILE_MAX_REQUEUES: '0',
       NARRATE_TURN_DEADLINE_MS: '3000',
-    });
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await fake?.close();
+    },
   });
 
   it('ends a turn whose job is missing more often than allowed as lost', async () => {
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await actWithoutJob(harness, adventureId, 'vanish');
-    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
-    const events = await readEvents(harness, adventureId);
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'vanish');
+    await waitForTurnEnd(spec.harness, adventureId, turnId, 10_000);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events[events.length - 1]).toMatchObject({
       type: 'NarrationFailed',
       data: { turnId, code: 'lost' },
     });
-    const entries = await finishedStream(harness, turnId);
+    const entries = await finishedStream(spec.harness, turnId);
     expect(entries[entries.length - 1]).toMatchObject({ event: 'error', data: { code: 'lost' } });
-    expect(await counted(harness, 'chronicle_reconciler_actions_total', { action: 'lost' })).toBe(
+    expect(
+      await counted(spec.harness, 'chronicle_reconciler_actions_total', { action: 'lost' }),
+    ).toBe(1);
+    expect(await counted(spec.harness, 'chronicle_narrations_failed_total', { code: 'lost' })).toBe(
       1,
     );
-    expect(await counted(harness, 'chronicle_narrations_failed_total', { code: 'lost' })).toBe(1);
   });
 
   it('ends a turn in flight past NARRATE_TURN_DEADLINE_MS as deadline, and stops its model call', async () => {
-    fake.enqueue({ hangMs: 30_000, path: CHAT });
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await act(harness, adventureId, 'do', 'wait forever');
-    const [request] = await fake.waitForRequests(1);
-    await waitForTurnEnd(harness, adventureId, turnId, 10_000);
-    const events = await readEvents(harness, adventureId);
+    spec.fake.enqueue({ hangMs: 30_000, path: CHAT });
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await act(spec.harness, adventureId, 'do', 'wait forever');
+    const [request] = await spec.fake.waitForRequests(1);
+    await waitForTurnEnd(spec.harness, adventureId, turnId, 10_000);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events[events.length - 1]).toMatchObject({
       type: 'NarrationFailed',
       data: { turnId, code: 'deadline' },
@@ -248,45 +238,36 @@ describe('the reconciler ending turns', () => {
 });
 
 describe('the reconciler and an active job nobody holds', () => {
-  let fake: FakeOpenAiServer & { baseURL: string };
-  let harness: WorkerHarness;
-
-  const env = () => ({
-    MODEL_BASE_URL: fake.baseURL,
-    MODEL_API_KEY: 'sk-test-reconciler-0123456789',
-    // The passes are this test's to run, and BullMQ's own stalled check (every lock duration)
-    // must not take the job back first: what is tested is the reconciler's repair.
-    RECONCILE_INTERVAL_MS: '300000',
-    NARRATE_LOCK_MS: '600000',
-    NARRATE_TURN_DEADLINE_MS: '3600000',
+  const spec = setUpNarrateSpec({
+    fake: { chunkDelayMs: 1 },
+    env: {
+      // The passes are this test's to run, and BullMQ's own stalled check (every lock duration)
+      // must not take the job back first: what is tested is the reconciler's repair.
+      RECONCILE_INTERVAL_MS: '300000',
+      NARRATE_LOCK_MS: '600000',
+      NARRATE_TURN_DEADLINE_MS: '3600000',
+    },
   });
 
   beforeAll(async () => {
-    fake = await startFakeOpenAiServer({ chunkDelayMs: 1 });
-    harness = await startWorkerHarness(env());
     // This process's own worker is closed: the job's only taker is the test's frozen one (a
     // paused worker may still take a job its blocking wait had already been woken for).
-    await harness.app.get(NarrateProcessor).worker.close();
-  });
-
-  afterAll(async () => {
-    await harness?.close();
-    await fake?.close();
+    await spec.harness.app.get(NarrateProcessor).worker.close();
   });
 
   it('re-enqueues an active job whose lock is gone only when it is still so on the next pass', async () => {
-    fake.setDefaultReply({ text: 'Taken up again.' });
-    const reconciler = harness.app.get(TurnReconciler);
-    const queue = harness.producer.queue(QueueName.Narrate);
-    const adventureId = await createAdventure(harness);
+    spec.fake.setDefaultReply({ text: 'Taken up again.' });
+    const reconciler = spec.harness.app.get(TurnReconciler);
+    const queue = spec.harness.producer.queue(QueueName.Narrate);
+    const adventureId = await createAdventure(spec.harness);
 
     // A worker took the job and froze, and its lock lapsed: the job is active, nobody holds it.
-    const { turnId } = await actWithoutJob(harness, adventureId, 'hold the rope');
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'hold the rope');
     const jobId = `narrate-${turnId}`;
-    await harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
+    await spec.harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
     const taker = new Worker(QueueName.Narrate, null, {
-      connection: { url: harness.config.redisUrl },
-      prefix: queueKeyPrefix(harness.config.queuePrefix, QueueName.Narrate),
+      connection: { url: spec.harness.config.redisUrl },
+      prefix: queueKeyPrefix(spec.harness.config.queuePrefix, QueueName.Narrate),
     });
     try {
       const taken = await taker.getNextJob('frozen-worker-token');
@@ -294,7 +275,7 @@ describe('the reconciler and an active job nobody holds', () => {
     } finally {
       await taker.close();
     }
-    const redis = new Redis(harness.config.redisUrl);
+    const redis = new Redis(spec.harness.config.redisUrl);
     try {
       await redis.del(`${queue.toKey(jobId)}:lock`);
     } finally {
@@ -302,7 +283,7 @@ describe('the reconciler and an active job nobody holds', () => {
     }
     expect(await queue.getJobState(jobId)).toBe('active');
     // older than one interval, as the passes ask of a turn (and younger than the deadline)
-    await harness.database.db
+    await spec.harness.database.db
       .updateTable('turns_in_flight')
       .set({ started_at: sql`now() - interval '7 minutes'` })
       .where('turn_id', '=', turnId)
@@ -314,7 +295,7 @@ describe('the reconciler and an active job nobody holds', () => {
     // … the second finds it still stuck and puts it back under its own id
     expect(await reconciler.reconcileOnce()).toMatchObject({ ran: true, requeued: 1 });
     expect(await queue.getJobState(jobId)).toBe('waiting');
-    const row = await harness.database.db
+    const row = await spec.harness.database.db
       .selectFrom('turns_in_flight')
       .select('requeues')
       .where('turn_id', '=', turnId)
@@ -322,32 +303,32 @@ describe('the reconciler and an active job nobody holds', () => {
     expect(row.requeues).toBe(1);
 
     // a live worker of the installation takes it up
-    const live = await startWorkerHarness(env(), { sharing: harness });
+    const live = await startWorkerHarness(spec.env, { sharing: spec.harness });
     try {
-      await waitForTurnEnd(harness, adventureId, turnId, 20_000);
+      await waitForTurnEnd(spec.harness, adventureId, turnId, 20_000);
     } finally {
       await live.close();
     }
-    const events = await readEvents(harness, adventureId);
+    const events = await readEvents(spec.harness, adventureId);
     expect(events.map((e) => e.type)).toEqual(['AdventureCreated', 'PlayerActed', 'Narrated']);
   });
 
   it('leaves an active job alone when its lock is back by the next pass', async () => {
-    const reconciler = harness.app.get(TurnReconciler);
-    const queue = harness.producer.queue(QueueName.Narrate);
-    const adventureId = await createAdventure(harness);
-    const { turnId } = await actWithoutJob(harness, adventureId, 'hold fast');
+    const reconciler = spec.harness.app.get(TurnReconciler);
+    const queue = spec.harness.producer.queue(QueueName.Narrate);
+    const adventureId = await createAdventure(spec.harness);
+    const { turnId } = await actWithoutJob(spec.harness, adventureId, 'hold fast');
     const jobId = `narrate-${turnId}`;
-    await harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
+    await spec.harness.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId });
     const taker = new Worker(QueueName.Narrate, null, {
-      connection: { url: harness.config.redisUrl },
-      prefix: queueKeyPrefix(harness.config.queuePrefix, QueueName.Narrate),
+      connection: { url: spec.harness.config.redisUrl },
+      prefix: queueKeyPrefix(spec.harness.config.queuePrefix, QueueName.Narrate),
     });
     const lockKey = `${queue.toKey(jobId)}:lock`;
-    const redis = new Redis(harness.config.redisUrl);
+    const redis = new Redis(spec.harness.config.redisUrl);
     try {
       await taker.getNextJob('slow-worker-token');
-      await harness.database.db
+      await spec.harness.database.db
         .updateTable('turns_in_flight')
         .set({ started_at: sql`now() - interval '7 minutes'` })
         .where('turn_id', '=', turnId)
