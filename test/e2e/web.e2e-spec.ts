@@ -339,7 +339,17 @@ it("shows a script's message and a failed script's notice as the turn streams, a
     opening: 'The tide pools glitter below the lighthouse.',
     scripts: [
       // `message` comes from the API as the turn is accepted, before the narration
-      { name: 'Tide', input: 'state.message = "The tide is turning."; ({ text })' },
+      // `stopped` (with its message) when the player holds their breath: no narration
+      {
+        name: 'Tide',
+        input: `if (text.includes('hold your breath')) {
+          state.message = 'You cannot hold it for long.';
+          ({ text: null, stop: true });
+        } else {
+          state.message = 'The tide is turning.';
+          ({ text });
+        }`,
+      },
       // `notice` comes from the worker after the narration, just before `done`
       { name: 'Broken', output: 'null.boom' },
     ],
@@ -368,6 +378,19 @@ it("shows a script's message and a failed script's notice as the turn streams, a
     expect(await notes.getByRole('listitem').allTextContents()).toEqual([
       'The tide is turning.',
       'The script "Broken" failed in its output hook (it threw an error); the turn went on without it.',
+    ]);
+    expect(await scripted.locator('.story .entry.ai').count()).toBe(1);
+
+    // A turn the script stops ends at its `stopped` frame: the box is free again at once (not
+    // after the reconnects a stream that never ends would get), and the stop's message, which
+    // is also the script's message, shows once, the last turn's notes gone.
+    await action.fill('hold your breath');
+    await action.press('Enter');
+    await notes.getByText('You cannot hold it for long.', { exact: true }).waitFor();
+    await scripted.locator('.live').waitFor({ state: 'detached' });
+    expect(await action.isDisabled()).toBe(false);
+    expect(await notes.getByRole('listitem').allTextContents()).toEqual([
+      'You cannot hold it for long.',
     ]);
     expect(await scripted.locator('.story .entry.ai').count()).toBe(1);
   } finally {

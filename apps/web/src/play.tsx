@@ -141,10 +141,13 @@ export function Play(props: { id: string }) {
           ? 'The turn was cancelled.'
           : `The narrator failed: ${last.data.message ?? 'no reason given'}. Retry or try again.`;
       } else if (last?.event === 'stopped') {
-        const text = last.data.message
-          ? `A script stopped the turn: ${last.data.message}`
-          : 'A script stopped the turn.';
-        setNotes((n) => [...n, { kind: 'stopped', text }]);
+        // The stop's message is mostly the script's `state.message`, already shown as it came.
+        const { message } = last.data;
+        setNotes((n) =>
+          n.some((note) => note.kind === 'message' && note.text === message)
+            ? n
+            : [...n, { kind: 'stopped', text: message || 'A script stopped the turn.' }],
+        );
       }
     } catch (e) {
       failure = describeError(e);
