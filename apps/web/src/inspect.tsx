@@ -121,6 +121,28 @@ function TitledList<T>(props: {
   );
 }
 
+/**
+ * A panel's changes, one at a time: each runs, then `after` reloads what it changed; `error`
+ * says why the last one failed and `working` holds while one runs.
+ */
+function useChanges(after: () => Promise<unknown>) {
+  const [error, setError] = useState<string | null>(null);
+  const [working, setWorking] = useState(false);
+  const act = async (run: () => Promise<unknown>) => {
+    setError(null);
+    setWorking(true);
+    try {
+      await run();
+      await after();
+    } catch (e) {
+      setError(describeError(e));
+    } finally {
+      setWorking(false);
+    }
+  };
+  return { act, error, setError, working };
+}
+
 function Failure(props: { error: string | null }) {
   return props.error ? (
     <p role="alert" class="error">
@@ -224,19 +246,20 @@ function Prompt(props: { system: string; story: string }) {
   return (
     <>
       <h3>Exact prompt</h3>
-      <details open>
-        <summary>System</summary>
-        <pre class="prompt" aria-label="System prompt">
-          {props.system}
-        </pre>
-      </details>
-      <details open>
-        <summary>Story</summary>
-        <pre class="prompt" aria-label="Story prompt">
-          {props.story}
-        </pre>
-      </details>
+      <PromptPart name="System" text={props.system} />
+      <PromptPart name="Story" text={props.story} />
     </>
+  );
+}
+
+function PromptPart(props: { name: string; text: string }) {
+  return (
+    <details open>
+      <summary>{props.name}</summary>
+      <pre class="prompt" aria-label={`${props.name} prompt`}>
+        {props.text}
+      </pre>
+    </details>
   );
 }
 
@@ -545,8 +568,7 @@ function MemoriesPanel(props: PanelProps) {
   const [summaryDraft, setSummaryDraft] = useState<string | null>(null);
   const [adding, setAdding] = useState('');
   const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [working, setWorking] = useState(false);
+  const { act, error, setError, working } = useChanges(() => load());
 
   const load = async () => {
     try {
@@ -564,18 +586,6 @@ function MemoriesPanel(props: PanelProps) {
     void load();
   }, [props.view.version]);
 
-  const act = async (run: () => Promise<unknown>) => {
-    setError(null);
-    setWorking(true);
-    try {
-      await run();
-      await load();
-    } catch (e) {
-      setError(describeError(e));
-    } finally {
-      setWorking(false);
-    }
-  };
   const m = (id: string) => `${props.base}/memories/${encodeURIComponent(id)}`;
 
   return (
@@ -753,20 +763,7 @@ function CardsPanel(props: PanelProps) {
     keys: string;
     entry: string;
   } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [working, setWorking] = useState(false);
-  const act = async (run: () => Promise<unknown>) => {
-    setError(null);
-    setWorking(true);
-    try {
-      await run();
-      await props.onChanged();
-    } catch (e) {
-      setError(describeError(e));
-    } finally {
-      setWorking(false);
-    }
-  };
+  const { act, error, working } = useChanges(props.onChanged);
   const cards = props.view.storyCards;
   const c = (id: string) => `${props.base}/story-cards/${encodeURIComponent(id)}`;
   return (
