@@ -4,8 +4,8 @@ import { AccountsModule, keysEqual } from '@chronicle/accounts';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
-import { MetricsModule, workerMetricsServer } from '@chronicle/metrics';
-import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
+import { meteredMemoryCalls, MetricsModule, workerMetricsServer } from '@chronicle/metrics';
+import { ControlPlaneModule, modelPriceTable, type AppConfig } from '@chronicle/platform';
 import { narrateBackoff, QueueName, queueWorkerModules } from '@chronicle/queue';
 import { TurnStreamModule } from '@chronicle/turn-stream';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
@@ -47,8 +47,12 @@ export class ContextWorkerModule {
         ...adventureInfrastructure(config),
         // Each narration's tokens go onto its owner's daily counter, which the API's budget reads.
         AccountsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
-        // Retrieval embeds the turn's query with the installation's embedder (offline: no key).
-        MemoryStoreModule.forRoot({ model: modelConfigOf(config) }),
+        // Retrieval embeds the turn's query with the installation's embedder (offline: no key),
+        // counted like the model's calls.
+        MemoryStoreModule.forRoot({
+          model: modelConfigOf(config),
+          ...meteredMemoryCalls(modelPriceTable(config)),
+        }),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,

@@ -4,12 +4,7 @@ import { Processor } from '@nestjs/bullmq';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
-import {
-  ChronicleMetrics,
-  MeteredModelClient,
-  MetricsModule,
-  workerMetricsServer,
-} from '@chronicle/metrics';
+import { meteredMemoryCalls, MetricsModule, workerMetricsServer } from '@chronicle/metrics';
 import {
   closeRedis,
   ControlPlaneModule,
@@ -61,12 +56,9 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
         }),
         MemoryStoreModule.forRoot({
           model: modelConfigOf(config),
-          // Every memory and summary call counted: durations, errors by code, tokens and cost.
-          wrapModelClient: {
-            inject: [ChronicleMetrics],
-            wrap: (client, metrics: ChronicleMetrics) =>
-              new MeteredModelClient(client, metrics, modelPriceTable(config)),
-          },
+          // Every memory, summary and embedding call counted: durations, errors by code, tokens
+          // and cost.
+          ...meteredMemoryCalls(modelPriceTable(config)),
         }),
         ControlPlaneModule.forRoot({
           redisUrl: config.redisUrl,

@@ -29,6 +29,11 @@ export interface MemoryStoreOptions {
     inject: InjectionToken[];
     wrap: (client: ModelClient, ...deps: never[]) => ModelClient;
   };
+  /** Wraps the embedder likewise (every process that embeds meters it). */
+  wrapEmbedder?: {
+    inject: InjectionToken[];
+    wrap: (embedder: Embedder, ...deps: never[]) => Embedder;
+  };
 }
 
 /**
@@ -51,7 +56,14 @@ export class MemoryStoreModule {
             return options.wrapModelClient ? options.wrapModelClient.wrap(client, ...deps) : client;
           },
         },
-        { provide: MEMORY_EMBEDDER, useFactory: () => createEmbedder(options.model) },
+        {
+          provide: MEMORY_EMBEDDER,
+          inject: options.wrapEmbedder?.inject ?? [],
+          useFactory: (...deps: never[]) => {
+            const embedder = createEmbedder(options.model);
+            return options.wrapEmbedder ? options.wrapEmbedder.wrap(embedder, ...deps) : embedder;
+          },
+        },
         {
           provide: EmbeddingRepository,
           useFactory: (db: Kysely<Database>) => new EmbeddingRepository(db),

@@ -13,6 +13,8 @@ export type MetricsApp = 'api' | 'context-worker' | 'memory-worker';
 export const METRICS_APPS: readonly MetricsApp[] = ['api', 'context-worker', 'memory-worker'];
 
 const WORKERS: readonly MetricsApp[] = ['context-worker', 'memory-worker'];
+/** Every process that calls the model or the embedder (the API embeds for a context preview). */
+const MODEL_CALLERS: readonly MetricsApp[] = ['api', ...WORKERS];
 
 /** Milliseconds to a few minutes: a turn's wait for its model request, queueing included. */
 const WAIT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -101,28 +103,28 @@ export class ChronicleMetrics {
     });
     this.modelRequestDuration = new Histogram({
       name: 'chronicle_model_request_duration_seconds',
-      help: 'A model call from its request to its last byte, by purpose (narration, memory, summary, other) and result (ok, error)',
+      help: 'A model call from its request to its last byte, by purpose (narration, memory, summary, embedding, other) and result (ok, error)',
       labelNames: ['purpose', 'result'],
       buckets: MODEL_BUCKETS,
-      registers: on(...WORKERS),
+      registers: on(...MODEL_CALLERS),
     });
     this.modelErrors = new Counter({
       name: 'chronicle_model_errors_total',
       help: 'Failed model calls (every attempt), by purpose and the NarrationFailed code they map to',
       labelNames: ['purpose', 'code'],
-      registers: on(...WORKERS),
+      registers: on(...MODEL_CALLERS),
     });
     this.modelTokens = new Counter({
       name: 'chronicle_model_tokens_total',
       help: 'Tokens the model reported, by model, purpose and kind (prompt, cached: prompt tokens served from the cache, completion)',
       labelNames: ['model', 'purpose', 'kind'],
-      registers: on(...WORKERS),
+      registers: on(...MODEL_CALLERS),
     });
     this.modelCost = new Counter({
       name: 'chronicle_model_cost_usd_total',
       help: 'What the model calls cost in US dollars at the price table in force (MODEL_PRICES, MODEL_PRICES_FILE); models it does not price add nothing',
       labelNames: ['model', 'purpose'],
-      registers: on(...WORKERS),
+      registers: on(...MODEL_CALLERS),
     });
     this.jobs = new Counter({
       name: 'chronicle_jobs_total',

@@ -8,13 +8,15 @@ import {
   modelErrorCode,
   type CompletionRequest,
   type CompletionResult,
+  type Embedder,
+  type Embeddings,
   type ModelClient,
   type ModelStreamEvent,
   type ModelUsage,
   type NarrationRequest,
 } from '@chronicle/llm';
 import { costOf, priceOf, type ModelPriceTable } from '@chronicle/platform';
-import type { ChronicleMetrics } from './chronicle-metrics';
+import { ChronicleMetrics } from './chronicle-metrics';
 
 /** One narrate job's instants, carried in AsyncLocalStorage from the processor to the client. */
 interface TurnTiming {
@@ -64,14 +66,48 @@ export class TurnTimer {
   }
 }
 
-type Purpose = NonNullable<CompletionRequest['purpose']> | 'narration';
+type Purpose = NonNullable<CompletionRequest['purpose']> | 'narration' | 'embedding';
 
-export class MeteredModelClient implements ModelClient {
+/** Counts one model call's end: its duration, and its tokens and cost or its error's code. */
+class ModelCallMeter {
   constructor(
-    private readonly inner: ModelClient,
     private readonly metrics: ChronicleMetrics,
     private readonly prices: ModelPriceTable,
   ) {}
+
+  finished(purpose: Purpose, started: number, model: string, usage: ModelUsage): void {
+    this.metrics.modelRequestDuration.observe(
+      { purpose, result: 'ok' },
+      (Date.now() - started) / 1000,
+    );
+    const cached = Math.min(usage.cachedTokens, usage.promptTokens);
+    const tokens = this.metrics.modelTokens;
+    tokens.inc({ model, purpose, kind: 'prompt' }, usage.promptTokens);
+    tokens.inc({ model, purpose, kind: 'cached' }, cached);
+    tokens.inc({ model, purpose, kind: 'completion' }, usage.completionTokens);
+    const price = priceOf(this.prices, model);
+    if (price) this.metrics.modelCost.inc({ model, purpose }, costOf(price, usage));
+  }
+
+  failed(purpose: Purpose, started: number, error: unknown): void {
+    this.metrics.modelRequestDuration.observe(
+      { purpose, result: 'error' },
+      (Date.now() - started) / 1000,
+    );
+    this.metrics.modelErrors.inc({ purpose, code: modelErrorCode(error) });
+  }
+}
+
+export class MeteredModelClient implements ModelClient {
+  private readonly meter: ModelCallMeter;
+
+  constructor(
+    private readonly inner: ModelClient,
+    private readonly metrics: ChronicleMetrics,
+    prices: ModelPriceTable,
+  ) {
+    this.meter = new ModelCallMeter(metrics, prices);
+  }
 
   async *streamNarration(
     req: NarrationRequest,
@@ -87,12 +123,12 @@ export class MeteredModelClient implements ModelClient {
       for await (const event of this.inner.streamNarration(req, signal)) {
         if (event.type === 'done') {
           if (timing) timing.lastByteAt = Date.now();
-          this.finished('narration', started, event.model, event.usage);
+          this.meter.finished('narration', started, event.model, event.usage);
         }
         yield event;
       }
     } catch (error) {
-      this.failed('narration', started, error);
+      this.meter.failed('narration', started, error);
       throw error;
     }
   }
@@ -102,33 +138,65 @@ export class MeteredModelClient implements ModelClient {
     const started = Date.now();
     try {
       const result = await this.inner.complete(req);
-      this.finished(purpose, started, result.model, result.usage);
+      this.meter.finished(purpose, started, result.model, result.usage);
       return result;
     } catch (error) {
-      this.failed(purpose, started, error);
+      this.meter.failed(purpose, started, error);
       throw error;
     }
   }
+}
 
-  private finished(purpose: Purpose, started: number, model: string, usage: ModelUsage): void {
-    this.metrics.modelRequestDuration.observe(
-      { purpose, result: 'ok' },
-      (Date.now() - started) / 1000,
-    );
-    const cached = Math.min(usage.cachedTokens, usage.promptTokens);
-    const tokens = this.metrics.modelTokens;
-    tokens.inc({ model, purpose, kind: 'prompt' }, usage.promptTokens);
-    tokens.inc({ model, purpose, kind: 'cached' }, cached);
-    tokens.inc({ model, purpose, kind: 'completion' }, usage.completionTokens);
-    const price = priceOf(this.prices, model);
-    if (price) this.metrics.modelCost.inc({ model, purpose }, costOf(price, usage));
+/**
+ * The embedder with its calls counted like the model's, under purpose `embedding`: a memory
+ * written, a turn's retrieval and a context preview each embed, and their tokens are paid for.
+ * One `embed` is one observation however many requests its batches took.
+ */
+export class MeteredEmbedder implements Embedder {
+  readonly model: string;
+  readonly dimensions?: number;
+  private readonly meter: ModelCallMeter;
+
+  constructor(
+    private readonly inner: Embedder,
+    metrics: ChronicleMetrics,
+    prices: ModelPriceTable,
+  ) {
+    this.model = inner.model;
+    if (inner.dimensions !== undefined) this.dimensions = inner.dimensions;
+    this.meter = new ModelCallMeter(metrics, prices);
   }
 
-  private failed(purpose: Purpose, started: number, error: unknown): void {
-    this.metrics.modelRequestDuration.observe(
-      { purpose, result: 'error' },
-      (Date.now() - started) / 1000,
-    );
-    this.metrics.modelErrors.inc({ purpose, code: modelErrorCode(error) });
+  async embed(texts: string[]): Promise<Embeddings> {
+    // nothing to embed sends nothing: not a call
+    if (texts.length === 0) return this.inner.embed(texts);
+    const started = Date.now();
+    try {
+      const result = await this.inner.embed(texts);
+      this.meter.finished('embedding', started, result.model, result.usage);
+      return result;
+    } catch (error) {
+      this.meter.failed('embedding', started, error);
+      throw error;
+    }
   }
+}
+
+/**
+ * MemoryStoreModule's wrappers that meter its model client and its embedder, for a process that
+ * has the MetricsModule: `MemoryStoreModule.forRoot({ model, ...meteredMemoryCalls(prices) })`.
+ */
+export function meteredMemoryCalls(prices: ModelPriceTable) {
+  return {
+    wrapModelClient: {
+      inject: [ChronicleMetrics],
+      wrap: (client: ModelClient, metrics: ChronicleMetrics) =>
+        new MeteredModelClient(client, metrics, prices),
+    },
+    wrapEmbedder: {
+      inject: [ChronicleMetrics],
+      wrap: (embedder: Embedder, metrics: ChronicleMetrics) =>
+        new MeteredEmbedder(embedder, metrics, prices),
+    },
+  };
 }

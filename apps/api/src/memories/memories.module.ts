@@ -1,7 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
-import type { AppConfig } from '@chronicle/platform';
+import { meteredMemoryCalls } from '@chronicle/metrics';
+import { modelPriceTable, type AppConfig } from '@chronicle/platform';
 import { MemoriesController } from './memories.controller';
 import { MemoriesUseCase } from './memories.use-case';
 
@@ -11,7 +12,13 @@ export class MemoriesModule {
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: MemoriesModule,
-      imports: [MemoryStoreModule.forRoot({ model: modelConfigOf(config) })],
+      imports: [
+        // a context preview embeds the story's tail: counted like the workers' calls
+        MemoryStoreModule.forRoot({
+          model: modelConfigOf(config),
+          ...meteredMemoryCalls(modelPriceTable(config)),
+        }),
+      ],
       controllers: [MemoriesController],
       providers: [MemoriesUseCase],
     };
