@@ -84,9 +84,13 @@ async function runModel(): Promise<void> {
 }
 
 async function runProxy(upstreams: string[]): Promise<void> {
-  // A new upstream connection per request: a kept-alive socket the API closes as idle just
-  // as the proxy reuses it would answer 502 for nothing the API did.
-  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  // Upstream connections are kept alive, as a load balancer's are: a connection per request
+  // would charge the APIs (and this thread) a TCP accept and teardown on every POST and every
+  // stream. Node's agent closes an idle socket a second before the API's advertised
+  // `Keep-Alive: timeout=` runs out (so the API does not close one the proxy is about to reuse),
+  // but only when the agent has a timeout of its own to shorten: hence `timeout`, which closes
+  // idle sockets only (a quiet stream in use is not cut by it).
+  const agent = new Agent({ keepAlive: true, maxSockets: Infinity, timeout: 60_000 });
   let next = 0;
   const server = createServer((req, res) => {
     const index = next++ % upstreams.length;
