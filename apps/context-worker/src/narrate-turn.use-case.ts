@@ -290,6 +290,8 @@ export class NarrateTurnUseCase {
     input: NarrateTurnInput,
     finished: FinishedNarration,
     fence: Fence,
+    /** The narration came from the store (a run before an outage kept it): forgotten once in. */
+    kept = false,
   ): Promise<NarrateOutcome> {
     const { adventureId, turnId } = input;
     const token = input.fence;
@@ -333,7 +335,11 @@ export class NarrateTurnUseCase {
             },
             scriptStreamFrames(handled.events, handled.state.scripts),
           ),
-      this.finished.forget(turnId),
+      // Only a narration this run found kept is forgotten: a turn whose run found none has
+      // nothing there (one kept by another attempt meanwhile is of a turn no longer in flight
+      // once this append is in, so no run reads it again, and it expires with the turn's
+      // deadline), and the common turn is spared a round trip.
+      kept ? this.finished.forget(turnId) : undefined,
     ]);
     this.logger.log({ msg: 'narrated', ...finished.summary, duplicate: handled.duplicate });
     return { status: 'narrated', actionId, version };
@@ -366,7 +372,7 @@ export class NarrateTurnUseCase {
     ) {
       fence.lost();
     }
-    return this.record(state, input, kept, fence);
+    return this.record(state, input, kept, fence, true);
   }
 
   /** The onOutput hooks over the prose, when any script has one; else the prose as it is. */

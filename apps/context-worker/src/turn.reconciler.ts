@@ -24,7 +24,6 @@ import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
 import { JobName, narrateJobId, QueueName, QueueProducer } from '@chronicle/queue';
-import type { Job } from 'bullmq';
 import { type Kysely, sql } from 'kysely';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
 import { WORKER_CONFIG } from './worker-config.token';
@@ -160,8 +159,10 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
         continue;
       }
       const jobId = narrateJobId(turnId);
-      const job = (await queue.getJob(jobId)) as Job | undefined;
-      const state = job ? await job.getState() : 'missing';
+      // The job's state alone, in one script: a loaded system has hundreds of turns waiting
+      // longer than an interval on every pass, and the job itself is only needed to remove it.
+      const found = await queue.getJobState(jobId);
+      const state = found === 'unknown' ? 'missing' : found;
       let repair = !ALIVE.has(state);
       if (state === 'active' && !(await this.producer.holdsLock(QueueName.Narrate, jobId))) {
         // BullMQ's own stalled check takes an active job without a lock back; only one that is
@@ -177,7 +178,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       }
       // The old job is removed first: an add under an id that exists (failed, completed) is a
       // no-op. A remove that loses to a worker taking the job is harmless: the add then no-ops.
-      await job?.remove().catch(() => undefined);
+      await queue.remove(jobId).catch(() => undefined);
       // The turn's start (its row's, on this clock): POST → model request counts the loss too.
       const requestedAt = Math.round(Date.now() - row.age_ms);
       await this.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId, requestedAt });

@@ -1,10 +1,10 @@
 import type { ModelCallUsage } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
-import { redisKeys, type RedisClient } from '@chronicle/platform';
+import { LruCache, redisKeys, type RedisClient } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
-import { isUuid } from './accounts.repository';
+import { isUuid, KEY_CACHE_TTL_MS } from './accounts.repository';
 
 // A user's model tokens per UTC day. The log is the truth: every event that records a model
 // call's result carries its usage in `data.usage` (Narrated, MemoryWritten, SummaryWritten, and
@@ -50,7 +50,20 @@ if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], 
 return false
 `;
 
+/** Owners whose own budget a process remembers (see spentForOwner). */
+const OWNER_BUDGET_CACHE_SIZE = 10_000;
+
 export class DailyTokenBudget {
+  /**
+   * Each owner's own budget (`users.daily_token_budget`, null: the default), as long as the API
+   * trusts a key's account row (KEY_CACHE_TTL_MS): a changed budget reaches the worker's check
+   * as soon as it reaches the API's, and a turn's check reads Redis only.
+   */
+  private readonly ownBudgets = new LruCache<string, { budget: number | null }>({
+    capacity: OWNER_BUDGET_CACHE_SIZE,
+    ttlMs: KEY_CACHE_TTL_MS,
+  });
+
   /**
    * @param redis the counters; null: every check sums the log (no Redis to share a counter in).
    */
@@ -135,14 +148,22 @@ export class DailyTokenBudget {
     defaultBudget: number,
     now: Date,
   ): Promise<BudgetSpent | null> {
-    const own = isUuid(ownerId)
-      ? await this.db
-          .selectFrom('users')
-          .select('daily_token_budget')
-          .where('id', '=', ownerId)
-          .executeTakeFirst()
-      : undefined;
-    return this.spent(ownerId, own?.daily_token_budget ?? defaultBudget, now);
+    const own = await this.ownBudget(ownerId);
+    return this.spent(ownerId, own ?? defaultBudget, now);
+  }
+
+  private async ownBudget(ownerId: string): Promise<number | null> {
+    if (!isUuid(ownerId)) return null;
+    const cached = this.ownBudgets.get(ownerId);
+    if (cached) return cached.budget;
+    const row = await this.db
+      .selectFrom('users')
+      .select('daily_token_budget')
+      .where('id', '=', ownerId)
+      .executeTakeFirst();
+    const budget = row?.daily_token_budget ?? null;
+    this.ownBudgets.set(ownerId, { budget });
+    return budget;
   }
 
   private counterKey(userId: string, now: Date): string {

@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { EventStoreModule } from '@chronicle/event-store';
 import { JobName, QueueModule, QueueProducer } from '@chronicle/queue';
+import type { AdventureCommandHandlerOptions } from './adventure.command-handler';
 import { AdventureStoreModule } from './adventure-store.module';
 
 /** The settings the shared infrastructure reads (a subset of @chronicle/platform's AppConfig). */
@@ -22,7 +23,11 @@ export interface InfrastructureConfig {
  * app relays its own and sweeps what a crash left behind), the queue producer
  * and the adventure repository.
  */
-export function adventureInfrastructure(config: InfrastructureConfig): DynamicModule[] {
+export function adventureInfrastructure(
+  config: InfrastructureConfig,
+  /** The projection cache's bounds, when the app's load needs others than the default. */
+  cache: Pick<AdventureCommandHandlerOptions, 'cacheSize' | 'cacheWeight'> = {},
+): DynamicModule[] {
   return [
     EventStoreModule.forRootAsync({
       inject: [QueueProducer],
@@ -41,6 +46,6 @@ export function adventureInfrastructure(config: InfrastructureConfig): DynamicMo
       prefix: config.queuePrefix,
       attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
     }),
-    AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery }),
+    AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery, ...cache }),
   ];
 }

@@ -1,11 +1,14 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
-import { AdventureCommandHandler } from './adventure.command-handler';
+import {
+  AdventureCommandHandler,
+  type AdventureCommandHandlerOptions,
+} from './adventure.command-handler';
 
 @Global()
 @Module({})
 export class AdventureStoreModule {
-  static forRoot(options: { snapshotEvery: number; cacheSize?: number }): DynamicModule {
+  static forRoot(options: AdventureCommandHandlerOptions): DynamicModule {
     return {
       module: AdventureStoreModule,
       providers: [

@@ -40,6 +40,27 @@ export interface AdventureCommandHandlerOptions {
   snapshotEvery: number;
   /** How many adventures' latest projections each process keeps in memory. */
   cacheSize?: number;
+  /**
+   * The most the kept projections may weigh together (see projectionWeight), so a cache sized
+   * for thousands of young adventures does not hold as many five-thousand-turn ones; undefined:
+   * the count alone bounds it.
+   */
+  cacheWeight?: number;
+}
+
+/**
+ * A projection's size in the units of its growing parts, about a kilobyte each in memory (a
+ * path entry with its node, a card, a memory, a summary version), plus the ten or so every
+ * adventure holds whatever its length.
+ */
+export function projectionWeight(state: AdventureState): number {
+  return (
+    10 +
+    state.path.length +
+    state.cards.length +
+    state.memory.memories.length +
+    state.memory.summaries.length
+  );
 }
 
 export interface CommandMetadata {
@@ -118,7 +139,11 @@ export class AdventureCommandHandler {
     private readonly snapshots: SnapshotRepository,
     private readonly options: AdventureCommandHandlerOptions,
   ) {
-    this.cache = new LruCache({ capacity: options.cacheSize ?? 256 });
+    this.cache = new LruCache({
+      capacity: options.cacheSize ?? 256,
+      maxWeight: options.cacheWeight,
+      weigh: options.cacheWeight === undefined ? undefined : projectionWeight,
+    });
   }
 
   /** The projection at the head of the log, or null when the adventure does not exist. */

@@ -338,6 +338,21 @@ describe('adventure projector', () => {
       );
     });
 
+    it('a fold keeps the card list while no card event comes, and a card event copies it', () => {
+      const history = playedAdventure(3, 20);
+      const before = project(history.events);
+      history.turn('do', 'look back');
+      const after = projectFrom(before, history.events.slice(before.version));
+      // the same array: the prompt's lore finds its compiled book by it
+      expect(after.cards).toBe(before.cards);
+      const kept = before.cards.slice();
+      history.run({ type: 'RemoveStoryCard', data: { cardId: 'card-mira' } });
+      const removed = projectFrom(after, history.events.slice(after.version));
+      expect(removed.cards).not.toBe(after.cards);
+      expect(removed.cards.map((card) => card.id)).not.toContain('card-mira');
+      expect(after.cards).toEqual(kept);
+    });
+
     it('evolve leaves its input untouched (deep-frozen input, same result as the fold)', () => {
       const history = busyHistory();
       const events = history.events;

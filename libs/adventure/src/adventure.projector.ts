@@ -14,6 +14,11 @@
 // before writing to it. A state `evolveInPlace` is handed without such a record (a decoded
 // snapshot, `initialState()`) is its caller's own, buckets included.
 //
+// The card list is shared the same way, whole: most events leave it alone, and a list that stays
+// the same array from turn to turn lets the prompt's lore find its compiled book by identity
+// (turn-context's contextCardsOf, libs/context's compileLore) instead of compiling it again.
+// A copy's card list is its source's until `ownCards` copies it, before the first write.
+//
 // An event type this projector does not know is an error, not a no-op: a projection that skipped
 // an event would differ from the one its writer saw, and a replay would report it as equal.
 
@@ -50,6 +55,9 @@ export class ProjectionError extends Error {
 /** The buckets of a copy's story tree that are still its source's (see the file comment). */
 const sharedBuckets = new WeakMap<AdventureState, Set<AdventureState['nodes'][number]>>();
 
+/** The copies whose card list is still their source's (see the file comment). */
+const sharedCards = new WeakSet<AdventureState>();
+
 /** A copy whose top-level containers may be mutated without touching `state`. */
 function ownContainers(state: AdventureState): AdventureState {
   const copy = {
@@ -57,13 +65,19 @@ function ownContainers(state: AdventureState): AdventureState {
     nodes: state.nodes.slice(),
     path: state.path.slice(),
     redo: state.redo.slice(),
-    cards: state.cards.slice(),
     lorebooks: state.lorebooks,
     recentTurns: state.recentTurns.slice(),
   };
   sharedBuckets.set(copy, new Set(state.nodes));
+  sharedCards.add(copy);
   shareScriptTables(state);
   return copy;
+}
+
+/** The draft's card list, its own to mutate: copied once if still its source's. */
+function ownCards(draft: AdventureState): StoryCard[] {
+  if (sharedCards.delete(draft)) draft.cards = draft.cards.slice();
+  return draft.cards;
 }
 
 function putNode(draft: AdventureState, node: ActionNode): void {
@@ -331,7 +345,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
       // Settings added since the event was written (the scripts' mode and limits) read as their
       // defaults, which is how those adventures ran.
       draft.settings = { ...DEFAULT_SETTINGS, ...d.settings };
-      draft.cards.push(...d.storyCards);
+      ownCards(draft).push(...d.storyCards);
       const opening = newNode(
         {
           id: d.openingAction.id,
@@ -358,7 +372,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     }
 
     case 'StoryCardAdded':
-      draft.cards.push(event.data.card);
+      ownCards(draft).push(event.data.card);
       return;
 
     case 'StoryCardEdited': {
@@ -369,7 +383,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
       for (const [key, value] of Object.entries(event.data.changes)) {
         if (value === null) delete card[key];
       }
-      draft.cards[index] = card as unknown as StoryCard;
+      ownCards(draft)[index] = card as unknown as StoryCard;
       return;
     }
 
@@ -379,7 +393,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         const removed = new Set(d.removedCardIds);
         draft.cards = draft.cards.filter((card) => !removed.has(card.id));
       }
-      draft.cards.push(...d.cards);
+      ownCards(draft).push(...d.cards);
       draft.lorebooks = [...draft.lorebooks, d.book];
       return;
     }
@@ -387,7 +401,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     case 'StoryCardRemoved': {
       const index = draft.cards.findIndex((card) => card.id === event.data.cardId);
       if (index < 0) throw new ProjectionError(`unknown story card ${event.data.cardId}`, version);
-      draft.cards.splice(index, 1);
+      ownCards(draft).splice(index, 1);
       return;
     }
 

@@ -31,4 +31,23 @@ describe('LruCache', () => {
     cache.delete('b');
     expect(cache.size).toBe(0);
   });
+
+  it('given a weight bound, when the entries outweigh it, then the least recently used go, the newest stays', () => {
+    const cache = new LruCache<string, number[]>({
+      capacity: 10,
+      maxWeight: 5,
+      weigh: (value) => value.length,
+    });
+    cache.set('a', [1, 2]);
+    cache.set('b', [1, 2]);
+    expect(cache.get('a')).toEqual([1, 2]); // b is now the least recently used
+    cache.set('c', [1, 2]);
+    expect([cache.get('b'), cache.size, cache.totalWeight]).toEqual([undefined, 2, 4]);
+    cache.set('a', [1]); // replacing an entry replaces its weight
+    expect(cache.totalWeight).toBe(3);
+    cache.set('big', [1, 2, 3, 4, 5, 6]);
+    expect([cache.get('big')?.length, cache.size, cache.totalWeight]).toEqual([6, 1, 6]);
+    cache.delete('big');
+    expect([cache.size, cache.totalWeight]).toEqual([0, 0]);
+  });
 });

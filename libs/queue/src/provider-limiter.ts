@@ -190,8 +190,13 @@ export class ProviderLimiter {
     );
   }
 
-  /** Charges a finished request's real token count (the reservation charged the average). */
+  /**
+   * Charges a finished request's real token count (the reservation charged the average). Without
+   * a token limit nothing reads the bucket or the average (ADMIT only with tokens/min > 0), so
+   * the narration is spared the round trip.
+   */
   async recordUsage(tokens: number): Promise<void> {
+    if (this.limits.tokensPerMinute <= 0) return;
     if (!Number.isFinite(tokens) || tokens < 0) return;
     await this.redis.eval(
       RECORD_USAGE,

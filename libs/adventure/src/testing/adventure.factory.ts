@@ -82,7 +82,12 @@ export class AdventureHistory {
   }
 
   get state(): AdventureState {
-    this.copy ??= projectFrom(this.draft, []);
+    if (!this.copy) {
+      // projectFrom's copy shares its source's card list until it writes one, and this source
+      // is folded in place: the copy takes a list of its own.
+      this.copy = projectFrom(this.draft, []);
+      this.copy.cards = this.copy.cards.slice();
+    }
     return this.copy;
   }
 

@@ -95,15 +95,16 @@ function fingerprint(cards: readonly StoryCard[]): string {
 }
 
 /**
- * The book compiled for matching. Cached by the array, then by content (the worker rebuilds the
- * projection's card list every turn; the book itself rarely changes), so a turn pays the build
- * only when a key changed.
+ * The book compiled for matching. Cached by the array (the projection keeps its card list from
+ * turn to turn until a card event changes it, so a turn on an unchanged book finds it here
+ * however many adventures the process serves), then by content (the book itself rarely
+ * changes), so a turn pays the build only when a key changed.
  */
 export function compileLore(cards: readonly StoryCard[]): CompiledLore {
   const byArray = compiledBooks.get(cards);
   if (byArray) return byArray;
-  // The projection copies its card list on every event but keeps the card objects: the same
-  // objects in the same order are the same book, found without a fingerprint.
+  // A new list of the same card objects (a copy of the projection's): the same objects in the
+  // same order are the same book, found without a fingerprint.
   for (const recent of recentBooks.values()) {
     if (sameObjects(recent.source, cards)) {
       compiledBooks.set(cards, recent);
