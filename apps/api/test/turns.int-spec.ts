@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StateEvent } from '@chronicle/narrative';
-import { deterministicEventId } from '@chronicle/adventure-store';
+import { AdventureCommandHandler, deterministicEventId } from '@chronicle/adventure-store';
+import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createWorkerConnection, queueKeyPrefix } from '@chronicle/platform';
 import { QueueName, QueueProducer } from '@chronicle/queue';
 import { Worker } from 'bullmq';
@@ -429,6 +430,61 @@ describe('GET …/turns/:turnId/stream', () => {
         },
       }),
     ]);
+  });
+
+  it('closes from the log when another process finished the turn and the stream is gone', async () => {
+    const id = await newAdventure();
+    const turn = await act(id, { type: 'do', text: 'sleep' });
+    const turnId = turn.body.turnId as string;
+    // The worker's handler, not the API's: the API's projection still holds the turn queued.
+    const worker = new AdventureCommandHandler(
+      api.app.get(EventStoreRepository),
+      api.app.get(SnapshotRepository),
+      { snapshotEvery: 1_000 },
+    );
+    const actionId = randomUUID();
+    await worker.handle(
+      id,
+      {
+        type: 'RecordNarration',
+        key: deterministicEventId(turnId, 'narrated'),
+        data: {
+          turnId,
+          actionId,
+          text: 'You dream of salt.',
+          accepted: [],
+          rejected: [],
+          usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0 },
+          model: 'offline-narrator',
+          narrator: 'offline',
+          finishReason: 'stop',
+          contextManifest: { sections: [{ label: 'history', tokens: 3 }] },
+          latencyMs: 2,
+        },
+      },
+      { actor: 'worker:context' },
+    );
+    const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
+    await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
+    const started = Date.now();
+    const result = await readTurnStream(`${api.baseUrl}${turn.body.stream}`, {
+      headers: { authorization: `Bearer ${api.apiKey}` },
+      reconnect: false,
+      timeoutMs: 10_000,
+    });
+    expect(result.frames).toEqual([
+      expect.objectContaining({
+        event: 'done',
+        id: undefined,
+        data: {
+          action: { id: actionId, type: 'ai', text: 'You dream of salt.' },
+          turnId,
+          version: 3,
+        },
+      }),
+    ]);
+    // at once, not after the quiet check's wait
+    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('closes a failed turn from the log with its stable code when the stream has expired', async () => {

@@ -173,6 +173,16 @@ export class AdventureCommandHandler {
     return state;
   }
 
+  /**
+   * The projection this process last loaded or wrote for the adventure, without asking the log:
+   * it may be behind it (another process appended since). For a question whose answer only a
+   * newer event could change, and which the caller settles otherwise when that matters.
+   */
+  cached(adventureId: string): AdventureState | undefined {
+    const state = this.cache.get(adventureId);
+    return state?.id === null ? undefined : state;
+  }
+
   /** Like `load`, but a missing adventure is a NotFoundError (404). */
   async get(adventureId: string): Promise<AdventureState> {
     const state = await this.load(adventureId);

@@ -40,22 +40,25 @@ export class TurnStreamPublisher {
   }
 
   /**
-   * Several entries in one round trip (one MULTI), in order: the context worker sends what the
-   * model streamed within one tick of its event loop together.
+   * Several entries in one round trip, in order, with the stream's expiry: one script (PUBLISH),
+   * so as atomic as a MULTI, at one command instead of a MULTI's three more (and without the
+   * client's transaction machinery, which cost the API more than the entries on every turn's
+   * `player` frame).
    */
   async publishMany(turnId: string, entries: readonly TurnFrame[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const key = this.key(turnId);
-    const multi = this.redis.multi();
-    for (const frame of entries) {
-      const { event, data } = encodeFrame(frame);
-      multi.xadd(key, 'MAXLEN', '~', String(MAX_ENTRIES), '*', 'event', event, 'data', data);
-    }
-    multi.expire(key, TURN_STREAM_TTL_SECONDS);
-    const results = (await multi.exec()) as [Error | null, unknown][];
-    const failed = results.find(([error]) => error);
-    if (failed) throw failed[0];
-    return results.slice(0, entries.length).map(([, id]) => id as string);
+    const ids = await this.redis.eval(
+      PUBLISH,
+      1,
+      this.key(turnId),
+      String(TURN_STREAM_TTL_SECONDS),
+      String(MAX_ENTRIES),
+      ...entries.flatMap((frame) => {
+        const { event, data } = encodeFrame(frame);
+        return [event, data];
+      }),
+    );
+    return ids as string[];
   }
 
   /** The fence shares the stream's hash tag: the scripts below touch both. */
@@ -209,6 +212,17 @@ if reset then
   return 1
 end
 return 0
+`;
+
+// An unfenced write (the API's frames: player, script messages, a cancel's error). KEYS: the
+// stream. ARGV: ttl, maxlen, then event, data pairs. Returns the entries' ids.
+const PUBLISH = `
+local ids = {}
+for i = 3, #ARGV, 2 do
+  ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return ids
 `;
 
 // ARGV[4]: the batch's number; ARGV[5..]: event, data pairs.

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
+import { InvalidCommandError, NotFoundError, turnStatus } from '@chronicle/adventure';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import {
   TurnStreamHub,
@@ -49,6 +49,13 @@ export class FollowTurnUseCase {
         'Last-Event-ID must be an id this stream sent (such as 1718000000000-0); leave it out to replay from the start',
       );
     }
+    // A follow from the start of a turn this process has just seen queued (the POST that
+    // started it, as a rule): the turn exists, and whether it has finished since is for its
+    // stream to say (see `frames`), so the log is not read here.
+    const cached = lastEventId ? undefined : this.adventures.cached(adventureId);
+    if (cached && turnStatus(cached, turnId)?.status === 'queued') {
+      return { finished: null, unverified: true };
+    }
     const known = await this.lookup(adventureId, turnId);
     if (!known) throw new NotFoundError(`turn ${turnId} not found in adventure ${adventureId}`);
     return { finished: finishedTurn(known.view, known.version) };
@@ -63,6 +70,18 @@ export class FollowTurnUseCase {
   ): AsyncGenerator<SseTurnFrame> {
     let lastId = lastEventId || '0-0';
     let finished = opened ? opened.finished : await this.finished(adventureId, turnId);
+    if (opened?.unverified) {
+      // Opened on this process's projection, which may be behind the log: the stream holds at
+      // least the turn's player frame, and everything since. An empty one expired or was lost
+      // (or missed that frame), so the log says where the turn is, as for any other follow.
+      const entries = await this.publisher.entries(turnId, lastId);
+      if (entries.length === 0) finished = await this.finished(adventureId, turnId);
+      for (const entry of entries) {
+        lastId = entry.id;
+        yield entry;
+        if (isFinal(entry.event)) return;
+      }
+    }
     while (!signal.aborted) {
       if (finished) {
         // Nothing more will be written: drain without blocking, then close from the log.
@@ -115,6 +134,8 @@ export class FollowTurnUseCase {
 /** A turn the stream may follow: its outcome when the log already has one. */
 export interface OpenedTurn {
   finished: FinishedTurn | null;
+  /** Known queued from this process's projection, not the log: the stream is read first. */
+  unverified?: boolean;
 }
 
 interface FinishedTurn {

@@ -111,21 +111,16 @@ export class SubmitActionUseCase {
       text: input.type === 'continue' ? '' : (input.text ?? ''),
     };
     // continue skips onInput (AID runs it after do/say/story only).
-    const resultKey =
-      clientId === undefined ? null : `${turnId}\u0000${requestFingerprint(request)}`;
-    const script =
-      input.type === 'continue'
-        ? undefined
-        : ((resultKey === null ? undefined : this.inputResults.get(resultKey)) ??
-          (await this.runInputScripts(
-            adventureId,
-            clientId,
-            turnId,
-            input.type,
-            input.text ?? '',
-          )));
+    const fingerprint = requestFingerprint(request);
+    const resultKey = clientId === undefined ? null : `${turnId}\u0000${fingerprint}`;
+    const remembered = resultKey === null ? undefined : this.inputResults.get(resultKey);
+    const scripted =
+      input.type === 'continue' || remembered
+        ? { script: remembered }
+        : await this.runInputScripts(adventureId, clientId, turnId, input.type, input.text ?? '');
+    const script = scripted.script;
     if (script && resultKey !== null) this.inputResults.set(resultKey, script);
-    const accepted = await this.start(adventureId, eventId, clientId, request, {
+    const accepted = await this.start(adventureId, eventId, clientId, fingerprint, scripted.state, {
       type: 'SubmitAction',
       data: {
         turnId,
@@ -142,8 +137,11 @@ export class SubmitActionUseCase {
 
   /**
    * onInput, before PlayerActed (docs/scripting.md §3.1): the adventure's enabled scripts on the formatted
-   * input, after the resend check (a known action id runs nothing). undefined when there is
-   * nothing to run; the decider then writes the typed text as before.
+   * input, after the resend check (a known action id runs nothing). No script when there is
+   * nothing to run; the decider then writes the typed text as before. With no script run, the
+   * projection it read is handed on (`state`): the decision reads it too, so a turn costs one
+   * load (the append at its version proves it current). After a script run, which takes time,
+   * the decision loads again.
    */
   private async runInputScripts(
     adventureId: string,
@@ -151,21 +149,22 @@ export class SubmitActionUseCase {
     turnId: string,
     type: PlayerActionType,
     typed: string,
-  ): Promise<ScriptedInput | undefined> {
+  ): Promise<{ script?: ScriptedInput; state?: AdventureState }> {
     const state = await this.adventures.get(adventureId);
-    if (state.id === null) return undefined;
-    if (!state.scripts.some((s) => s.enabled && s.input.trim() !== '')) return undefined;
-    if (clientId !== undefined && isResend(state, clientId, turnId)) return undefined;
-    if (turnStatus(state, turnId) !== null || state.inFlight) return undefined;
+    const none = { state };
+    if (state.id === null) return none;
+    if (!state.scripts.some((s) => s.enabled && s.input.trim() !== '')) return none;
+    if (clientId !== undefined && isResend(state, clientId, turnId)) return none;
+    if (turnStatus(state, turnId) !== null || state.inFlight) return none;
     let text: string | null;
     try {
       text = formatPlayerInput(type, typed);
     } catch {
-      return undefined; // the decider refuses the input with its own message
+      return none; // the decider refuses the input with its own message
     }
-    if (text === null) return undefined;
+    if (text === null) return none;
     const base = await scriptHookBase(this.adventures, state);
-    if (!base) return undefined;
+    if (!base) return none;
     const limits = scriptLimitsFor(state.settings, this.scriptLimits);
     let chain: HookChainResult;
     try {
@@ -193,7 +192,7 @@ export class SubmitActionUseCase {
     const stoppedBy = chain.stopped
       ? ([...chain.runs].reverse().find((r) => r.outcome === 'stopped')?.scriptId ?? null)
       : null;
-    return {
+    const script: ScriptedInput = {
       text: inputFromScripts(type, chain.text),
       stopped: chain.stopped,
       stopMessage: chain.stopMessage ?? '',
@@ -212,38 +211,38 @@ export class SubmitActionUseCase {
       cardOps: chain.cardOps,
       messages: chain.messages,
     };
+    return { script };
   }
 
   async retry(adventureId: string, input: { id?: string }): Promise<TurnAccepted> {
     const clientId = input.id?.toLowerCase();
     const eventId = clientId ?? randomUUID();
     const turnId = turnIdFor(adventureId, eventId);
-    return this.start(
-      adventureId,
-      eventId,
-      clientId,
-      { kind: 'retry' },
-      { type: 'RequestRetry', data: { turnId } },
-    );
+    const fingerprint = requestFingerprint({ kind: 'retry' } satisfies TurnRequest);
+    return this.start(adventureId, eventId, clientId, fingerprint, undefined, {
+      type: 'RequestRetry',
+      data: { turnId },
+    });
   }
 
   /**
-   * One load: the resend check and the decision read the same projection. A resend the
-   * projection cannot show (a turn older than it remembers) is caught by the event id instead:
-   * the append finds it stored and answers with the original.
+   * One load (`loaded`, when the caller read it just now): the resend check and the decision
+   * read the same projection. A resend the projection cannot show (a turn older than it
+   * remembers) is caught by the event id instead: the append finds it stored and answers with
+   * the original.
    */
   private async start(
     adventureId: string,
     eventId: string,
     clientId: string | undefined,
-    request: TurnRequest,
+    fingerprint: string,
+    loaded: AdventureState | undefined,
     command: AdventureCommand & { data: { turnId: string } },
   ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
     currentLogContext().turnId = turnId;
-    const fingerprint = requestFingerprint(request);
     try {
-      const state = await this.adventures.get(adventureId);
+      const state = loaded ?? (await this.adventures.get(adventureId));
       if (clientId !== undefined && isResend(state, clientId, turnId)) {
         const original = await this.originalTurn(adventureId, clientId, fingerprint);
         if (original) return original;

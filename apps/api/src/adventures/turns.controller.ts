@@ -34,6 +34,12 @@ import { StartsTurn } from '../auth/starts-turn.decorator';
 /** A comment line every 15 s keeps proxies and clients from closing a quiet stream. */
 export const HEARTBEAT_MS = 15_000;
 
+/**
+ * Why a stream's follow stops: its response closed. One value for every stream, as an abort
+ * without a reason builds a DOMException, stack and all, at the end of every turn's stream.
+ */
+const STREAM_CLOSED = new Error('the turn stream closed');
+
 @ApiTags('turns')
 @Controller('v1/adventures/:id')
 export class TurnsController {
@@ -125,13 +131,12 @@ export class TurnsController {
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
     const disconnected = new AbortController();
-    res.on('close', () => disconnected.abort());
+    res.on('close', () => disconnected.abort(STREAM_CLOSED));
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
     try {
       const frames = this.follow.frames(id, turnId, lastEventId, disconnected.signal, opened);
-      for await (const frame of frames) {
-        res.write(sseFrame(frame));
-      }
+      const write = tickWriter(res);
+      for await (const frame of frames) write(sseFrame(frame));
     } catch (error) {
       if (!disconnected.signal.aborted) {
         this.logger.error({
@@ -150,6 +155,26 @@ export class TurnsController {
       res.end();
     }
   }
+}
+
+/**
+ * Writes to `res`, the writes of one tick in one packet. The hub hands a follower every entry of
+ * one read at once (the player frame, a batch of chunks, the chunks and `done`): a `write` each
+ * would cost a syscall each, more than the frames' bytes.
+ */
+function tickWriter(res: Response): (text: string) => void {
+  let corked = false;
+  return (text) => {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(() => {
+        corked = false;
+        res.uncork();
+      });
+    }
+    res.write(text);
+  };
 }
 
 /** The request's idempotency key: the body's id or the Idempotency-Key header (they must agree). */

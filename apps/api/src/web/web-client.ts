@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { static as serveStatic } from 'express';
 
 // The web client (apps/web) is static files that `npm run build` writes to dist/web. The API
@@ -39,27 +39,38 @@ export function webClientDirectory(from = __dirname): string | null {
   }
 }
 
+/**
+ * An API path that the static files cannot answer: under /v1/, with nothing that `send` would
+ * decode or resolve (`%`, dot segments). The client has no /v1 folder, so such a path names no
+ * file, and serve-static would only stat the disk and pass it on: a syscall and a `send` on
+ * every GET of the API, each turn's SSE follow included.
+ */
+const NOT_A_FILE = /^\/v1\/[^%.?]*(\?|$)/;
+
 /** Mounts the client; returns false (and serves nothing) when it has not been built. */
 export function serveWebClient(app: NestExpressApplication, directory: string | null): boolean {
   if (directory === null) return false;
   const assets = join(directory, 'assets');
-  app.use(
-    serveStatic(directory, {
-      index: ['index.html'],
-      redirect: false,
-      dotfiles: 'ignore',
-      fallthrough: true,
-      setHeaders: (res: Response, path: string) => {
-        // The client's own policy replaces the API's on its files (no inline style either).
-        res.setHeader('Content-Security-Policy', WEB_CLIENT_CSP);
-        // Vite names every asset by a hash of its content: it never changes under its name.
-        // index.html names the current assets, so it is checked on every load.
-        res.setHeader(
-          'Cache-Control',
-          path.startsWith(assets) ? 'public, max-age=31536000, immutable' : 'no-cache',
-        );
-      },
-    }),
+  // Should a build ever put a v1 folder beside index.html, every path goes to the files again.
+  const skipsApiPaths = !existsSync(join(directory, 'v1'));
+  const files = serveStatic(directory, {
+    index: ['index.html'],
+    redirect: false,
+    dotfiles: 'ignore',
+    fallthrough: true,
+    setHeaders: (res: Response, path: string) => {
+      // The client's own policy replaces the API's on its files (no inline style either).
+      res.setHeader('Content-Security-Policy', WEB_CLIENT_CSP);
+      // Vite names every asset by a hash of its content: it never changes under its name.
+      // index.html names the current assets, so it is checked on every load.
+      res.setHeader(
+        'Cache-Control',
+        path.startsWith(assets) ? 'public, max-age=31536000, immutable' : 'no-cache',
+      );
+    },
+  });
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    skipsApiPaths && NOT_A_FILE.test(req.url) ? next() : files(req, res, next),
   );
   return true;
 }
