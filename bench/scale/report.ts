@@ -177,9 +177,17 @@ export function scaleReport(inputs: Inputs): string {
   const node = cpuMsPerTurn(top, ['api', 'context-worker', 'memory-worker']);
   const firstFailure = steps.find((s) => !stepOk(s));
 
-  const failedProblems = [
-    ...new Set(allSamples.filter((s) => !s.ok).map((s) => s.problem ?? 'unknown')),
-  ].slice(0, 5);
+  // what the failed turns met, the commonest first, each with how many met it
+  const problemCounts = new Map<string, number>();
+  for (const sample of allSamples) {
+    if (sample.ok) continue;
+    const problem = sample.problem ?? 'unknown';
+    problemCounts.set(problem, (problemCounts.get(problem) ?? 0) + 1);
+  }
+  const failedProblems = [...problemCounts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([problem, count]) => `${problem} (${count.toLocaleString('en')})`);
 
   return [
     `## Scale: many processes on one Postgres and one Redis (issue 19)`,
