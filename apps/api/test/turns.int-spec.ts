@@ -63,6 +63,17 @@ async function act(adventureId: string, body: Record<string, unknown>) {
   return api.request('POST', `/v1/adventures/${adventureId}/actions`, body);
 }
 
+/** The turn's SSE stream read once, after its Redis stream was deleted (expired or lost). */
+async function followWithoutStream(turn: { body: Record<string, unknown> }, turnId: string) {
+  const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
+  await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
+  return readTurnStream(`${api.baseUrl}${turn.body.stream as string}`, {
+    headers: { authorization: `Bearer ${api.apiKey}` },
+    reconnect: false,
+    timeoutMs: 10_000,
+  });
+}
+
 async function storyTexts(adventureId: string): Promise<string[]> {
   const read = await api.request('GET', `/v1/adventures/${adventureId}`);
   return read.body.actions.map((action: { text: string }) => action.text);
@@ -412,13 +423,7 @@ describe('GET …/turns/:turnId/stream', () => {
     const turn = await act(id, { type: 'do', text: 'sleep' });
     const turnId = turn.body.turnId as string;
     const actionId = await narrate(id, turnId, 'You dream of water.');
-    const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
-    await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
-    const result = await readTurnStream(`${api.baseUrl}${turn.body.stream}`, {
-      headers: { authorization: `Bearer ${api.apiKey}` },
-      reconnect: false,
-      timeoutMs: 10_000,
-    });
+    const result = await followWithoutStream(turn, turnId);
     expect(result.frames).toEqual([
       expect.objectContaining({
         event: 'done',
@@ -464,14 +469,8 @@ describe('GET …/turns/:turnId/stream', () => {
       },
       { actor: 'worker:context' },
     );
-    const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
-    await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
     const started = Date.now();
-    const result = await readTurnStream(`${api.baseUrl}${turn.body.stream}`, {
-      headers: { authorization: `Bearer ${api.apiKey}` },
-      reconnect: false,
-      timeoutMs: 10_000,
-    });
+    const result = await followWithoutStream(turn, turnId);
     expect(result.frames).toEqual([
       expect.objectContaining({
         event: 'done',
@@ -499,13 +498,7 @@ describe('GET …/turns/:turnId/stream', () => {
       },
       { actor: 'worker:context' },
     );
-    const redis = api.app.get<Redis>(TURN_STREAM_REDIS);
-    await redis.del(turnStreamKey(api.config.queuePrefix, turnId));
-    const result = await readTurnStream(`${api.baseUrl}${turn.body.stream}`, {
-      headers: { authorization: `Bearer ${api.apiKey}` },
-      reconnect: false,
-      timeoutMs: 10_000,
-    });
+    const result = await followWithoutStream(turn, turnId);
     expect(result.frames).toEqual([
       expect.objectContaining({
         event: 'error',

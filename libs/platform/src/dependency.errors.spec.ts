@@ -57,6 +57,16 @@ describe('asDependencyUnavailable', () => {
   });
 
   it.each([
+    ['Query read timeout', 'a statement took longer than its bound'],
+    ['timeout exceeded when trying to connect', 'no database connection was free in time'],
+    ['Connection terminated unexpectedly', 'connection lost'],
+  ])('says what happened to Postgres: %s', (message, detail) => {
+    expect(asDependencyUnavailable(new Error(message))?.message).toBe(
+      `The database is unreachable right now (${detail}); nothing was changed. Try again in a few seconds.`,
+    );
+  });
+
+  it.each([
     ['a constraint violation', withCode('duplicate key value violates unique constraint', '23505')],
     ['a syntax error', withCode('syntax error at or near "SELEC"', '42601')],
     [

@@ -47,6 +47,19 @@ const PG_MESSAGES =
 const REDIS_MESSAGES =
   /OOM command not allowed|Connection is closed|Stream isn't writeable|enableOfflineQueue|Reached the max retries per request|MaxRetriesPerRequest|enqueue .* timed out|ping timed out|LOADING|redis.* timed out|Command timed out|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available/i;
 
+/**
+ * What the caller (and the operator reading the log) is told happened: on a saturated server a
+ * statement that outlived its bound or a pool with no connection free is not a lost connection,
+ * and the remedy differs (capacity, not the network).
+ */
+function postgresDetail(message: string): string {
+  if (/Query read timeout/i.test(message)) return 'a statement took longer than its bound';
+  if (/timeout exceeded when trying to connect/i.test(message)) {
+    return 'no database connection was free in time';
+  }
+  return 'connection lost';
+}
+
 function codeOf(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth += 1) {
@@ -78,7 +91,7 @@ export function asDependencyUnavailable(error: unknown): DependencyUnavailableEr
   if (code !== undefined && PG_UNAVAILABLE.test(code))
     return new DependencyUnavailableError('postgres', code);
   if (PG_MESSAGES.test(error.message))
-    return new DependencyUnavailableError('postgres', 'connection lost');
+    return new DependencyUnavailableError('postgres', postgresDetail(error.message));
   if (code !== undefined && NETWORK_CODES.has(code)) {
     return new DependencyUnavailableError(looksLikeRedis(error) ? 'redis' : 'postgres', code);
   }
