@@ -27,15 +27,19 @@ async function newAdventure(): Promise<string> {
   return reply.body.id;
 }
 
-/** Completes a turn the way the context worker does: RecordNarration at the expected version. */
+/**
+ * Completes a turn the way the context worker does: RecordNarration at the expected version,
+ * through the API's own command handler unless another (another process's) is given.
+ */
 async function narrate(
   adventureId: string,
   turnId: string,
   text: string,
   accepted: StateEvent[] = [],
+  handler: AdventureCommandHandler = api.adventures,
 ): Promise<string> {
   const actionId = randomUUID();
-  await api.adventures.handle(
+  await handler.handle(
     adventureId,
     {
       type: 'RecordNarration',
@@ -447,28 +451,7 @@ describe('GET …/turns/:turnId/stream', () => {
       api.app.get(SnapshotRepository),
       { snapshotEvery: 1_000 },
     );
-    const actionId = randomUUID();
-    await worker.handle(
-      id,
-      {
-        type: 'RecordNarration',
-        key: deterministicEventId(turnId, 'narrated'),
-        data: {
-          turnId,
-          actionId,
-          text: 'You dream of salt.',
-          accepted: [],
-          rejected: [],
-          usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0 },
-          model: 'offline-narrator',
-          narrator: 'offline',
-          finishReason: 'stop',
-          contextManifest: { sections: [{ label: 'history', tokens: 3 }] },
-          latencyMs: 2,
-        },
-      },
-      { actor: 'worker:context' },
-    );
+    const actionId = await narrate(id, turnId, 'You dream of salt.', [], worker);
     const started = Date.now();
     const result = await followWithoutStream(turn, turnId);
     expect(result.frames).toEqual([
