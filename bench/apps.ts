@@ -64,15 +64,19 @@ export interface BenchPlayer {
   userId: string | null;
 }
 
-/** A user and an API key through the admin routes; no key when the installation has no auth. */
-export async function benchKey(apiUrl: string, index: number): Promise<BenchPlayer> {
+/**
+ * A user and an API key through the admin routes; no key when the installation has no auth. The
+ * user is named `player <index>`, or by the name given.
+ */
+export async function benchKey(apiUrl: string, who: number | string): Promise<BenchPlayer> {
   const post = (path: string, body: unknown) =>
     fetch(`${apiUrl}${path}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify(body),
     });
-  const user = await post('/v1/admin/users', { name: `player ${index}` });
+  const name = typeof who === 'number' ? `player ${who}` : who;
+  const user = await post('/v1/admin/users', { name });
   if (user.status === 404) return { headers: {}, userId: null };
   if (user.status !== 201) throw new Error(`create user: ${user.status} ${await user.text()}`);
   const { id } = (await user.json()) as { id: string };

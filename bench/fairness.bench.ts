@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { AppSystem, readTurnStream, type AppProcess } from '@chronicle/testing';
 import { seededRandom } from '../libs/context/src/testing';
-import { ADMIN_KEY, BENCH_ENV } from './apps';
+import { BENCH_ENV, benchKey } from './apps';
 import { ModelCalls, postMarkedAction } from './model-calls';
 import { ms, summarize, type Timing } from './stats';
 
@@ -75,27 +75,8 @@ class Player {
   }
 }
 
-async function adminPost(
-  apiUrl: string,
-  path: string,
-  body: unknown,
-): Promise<Record<string, string>> {
-  const response = await fetch(`${apiUrl}${path}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  if (response.status !== 201)
-    throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as Record<string, string>;
-}
-
-async function userHeaders(apiUrl: string, name: string): Promise<Record<string, string>> {
-  const user = await adminPost(apiUrl, '/v1/admin/users', { name });
-  const key = await adminPost(apiUrl, `/v1/admin/users/${user.id}/keys`, { name: 'bench' });
-  return { authorization: `Bearer ${key.key}` };
-}
-
+// A small adventure of its own (not bench/apps' createAdventure): what this bench compares is
+// the queue in front of the model, so the prompt is kept short.
 async function createAdventure(
   apiUrl: string,
   headers: Record<string, string>,
@@ -178,7 +159,7 @@ export default async function fairnessBench(): Promise<string> {
       drainOutput(system.running());
       const players: Player[] = [];
       for (let i = 0; i < PLAYERS; i++) {
-        const headers = await userHeaders(system.apiUrl, `player ${i}`);
+        const { headers } = await benchKey(system.apiUrl, i);
         players.push(
           new Player(
             system.apiUrl,
@@ -189,7 +170,7 @@ export default async function fairnessBench(): Promise<string> {
           ),
         );
       }
-      const flooderHeaders = await userHeaders(system.apiUrl, 'flooder');
+      const { headers: flooderHeaders } = await benchKey(system.apiUrl, 'flooder');
       const flood: Player[] = [];
       for (let i = 0; i < FLOOD_ADVENTURES; i++) {
         const index = PLAYERS + i;
