@@ -5,9 +5,9 @@
 // instance can be told apart.
 import { randomUUID } from 'node:crypto';
 import {
+  applyFrame,
   SseParser,
   type HistoryLedger,
-  type SseFrame,
   type TurnStreamResult,
 } from '@chronicle/testing';
 import { seededRandom } from '../../libs/context/src/testing';
@@ -203,7 +203,7 @@ export class ScalePlayer {
         try {
           for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
             for (const frame of parser.push(decoder.decode(bytes, { stream: true }))) {
-              if (apply(result, frame)) {
+              if (applyFrame(result, frame)) {
                 result.doneAt = sharedClock();
                 return result;
               }
@@ -218,24 +218,6 @@ export class ScalePlayer {
     }
     return result;
   }
-}
-
-/** Applies one frame to what the screen shows; true on the final frame. */
-function apply(result: TurnStreamResult, frame: SseFrame): boolean {
-  result.frames.push(frame);
-  if (frame.id) result.lastEventId = frame.id;
-  const data = frame.data as { text?: unknown } | null;
-  if (frame.event === 'chunk' && data && typeof data.text === 'string') result.text += data.text;
-  if (frame.event === 'reset') {
-    result.text = '';
-    result.resets += 1;
-  }
-  if (frame.event === 'done' || frame.event === 'error' || frame.event === 'stopped') {
-    result.outcome = frame.event;
-    result.final = frame.data;
-    return true;
-  }
-  return false;
 }
 
 export interface PlayOptions {

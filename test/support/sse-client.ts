@@ -144,11 +144,8 @@ export async function readTurnStream(
     try {
       for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
         for (const frame of parser.push(decoder.decode(bytes, { stream: true }))) {
-          result.frames.push(frame);
-          if (frame.id) result.lastEventId = frame.id;
-          apply(result, frame);
+          if (applyFrame(result, frame)) stopped = true;
           if (options.onFrame?.(frame) === true) stopped = true;
-          if (result.outcome !== 'closed') stopped = true;
           if (stopped) break;
         }
         if (stopped) break;
@@ -164,7 +161,13 @@ export async function readTurnStream(
   return result;
 }
 
-function apply(result: TurnStreamResult, frame: SseFrame): void {
+/**
+ * Folds one frame into what a follower has read: the frame kept, its id as the point to resume
+ * from, the text with resets applied, and the outcome. True when the frame ends the turn.
+ */
+export function applyFrame(result: TurnStreamResult, frame: SseFrame): boolean {
+  result.frames.push(frame);
+  if (frame.id) result.lastEventId = frame.id;
   switch (frame.event) {
     case 'chunk':
       if (typeof frame.data?.text === 'string') result.text += frame.data.text;
@@ -178,10 +181,11 @@ function apply(result: TurnStreamResult, frame: SseFrame): void {
     case 'stopped':
       result.outcome = frame.event;
       result.final = frame.data;
-      break;
+      return true;
     default:
       break;
   }
+  return false;
 }
 
 function streamError(url: string, result: TurnStreamResult, cause: unknown): Error {
