@@ -86,36 +86,45 @@ export async function benchKey(apiUrl: string, who: number | string): Promise<Be
   return { headers: { authorization: `Bearer ${secret}` }, userId: id };
 }
 
-/** The bench's adventure: an opening, a persona and two story cards, on the fake model. */
-export async function createAdventure(
+/** Creates an adventure with the given body through the API; its id. */
+export async function postAdventure(
   apiUrl: string,
   headers: Record<string, string>,
-  index: number,
+  adventure: Record<string, unknown>,
 ): Promise<string> {
   const response = await fetch(`${apiUrl}/v1/adventures`, {
     method: 'POST',
     headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      title: `Bench ${index}`,
-      opening:
-        'You are ${Name}, keeper of the Saltmarch light. The lamp has been dark for three ' +
-        'nights, and the harbour master has stopped answering your letters.',
-      placeholders: { Name: 'Ada Quill' },
-      plotEssentials: 'The harbour master owes Ada money.',
-      authorsNote: 'Keep the weather hostile.',
-      persona: { name: 'Ada Quill', pronouns: 'she/her', description: 'A keeper with a debt.' },
-      storyCards: [
-        { name: 'Mira', keys: 'Mira', entry: 'Mira smuggles lamp oil.', type: 'character' },
-        { name: 'Chalk', keys: 'chalk', entry: 'Chalk marks count the days.', type: 'item' },
-      ],
-      settings: { model: 'fake-model', contextTokenBudget: 8192 },
-    }),
+    body: JSON.stringify(adventure),
   });
   const body = (await response.json()) as { id?: string };
   if (response.status !== 201 || !body.id) {
     throw new Error(`create adventure: ${response.status} ${JSON.stringify(body)}`);
   }
   return body.id;
+}
+
+/** The bench's adventure: an opening, a persona and two story cards, on the fake model. */
+export function createAdventure(
+  apiUrl: string,
+  headers: Record<string, string>,
+  index: number,
+): Promise<string> {
+  return postAdventure(apiUrl, headers, {
+    title: `Bench ${index}`,
+    opening:
+      'You are ${Name}, keeper of the Saltmarch light. The lamp has been dark for three ' +
+      'nights, and the harbour master has stopped answering your letters.',
+    placeholders: { Name: 'Ada Quill' },
+    plotEssentials: 'The harbour master owes Ada money.',
+    authorsNote: 'Keep the weather hostile.',
+    persona: { name: 'Ada Quill', pronouns: 'she/her', description: 'A keeper with a debt.' },
+    storyCards: [
+      { name: 'Mira', keys: 'Mira', entry: 'Mira smuggles lamp oil.', type: 'character' },
+      { name: 'Chalk', keys: 'chalk', entry: 'Chalk marks count the days.', type: 'item' },
+    ],
+    settings: { model: 'fake-model', contextTokenBudget: 8192 },
+  });
 }
 
 /** Keeps reading the apps' output (so the pipes never fill) without keeping it in memory. */

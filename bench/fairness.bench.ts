@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { AppSystem, readTurnStream, type AppProcess } from '@chronicle/testing';
 import { seededRandom } from '../libs/context/src/testing';
-import { BENCH_ENV, benchKey } from './apps';
+import { BENCH_ENV, benchKey, postAdventure } from './apps';
 import { ModelCalls, postMarkedAction } from './model-calls';
 import { ms, summarize, type Timing } from './stats';
 
@@ -77,27 +77,18 @@ class Player {
 
 // A small adventure of its own (not bench/apps' createAdventure): what this bench compares is
 // the queue in front of the model, so the prompt is kept short.
-async function createAdventure(
+function createAdventure(
   apiUrl: string,
   headers: Record<string, string>,
   index: number,
 ): Promise<string> {
-  const response = await fetch(`${apiUrl}/v1/adventures`, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      title: `Ferry ${index}`,
-      opening: 'Fog lies thick on the river. A ferryman waits by a lantern, hand out for a coin.',
-      placeholders: {},
-      storyCards: [],
-      settings: { model: 'fake-model', contextTokenBudget: 4096 },
-    }),
+  return postAdventure(apiUrl, headers, {
+    title: `Ferry ${index}`,
+    opening: 'Fog lies thick on the river. A ferryman waits by a lantern, hand out for a coin.',
+    placeholders: {},
+    storyCards: [],
+    settings: { model: 'fake-model', contextTokenBudget: 4096 },
   });
-  const body = (await response.json()) as { id?: string };
-  if (response.status !== 201 || !body.id) {
-    throw new Error(`create adventure: ${response.status} ${JSON.stringify(body)}`);
-  }
-  return body.id;
 }
 
 interface PhaseResult {

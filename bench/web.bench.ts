@@ -12,6 +12,7 @@ import { playedAdventure } from '@chronicle/adventure/testing';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { AppSystem } from '@chronicle/testing';
 import { launchBrowser } from '../test/support/browser';
+import { postAdventure } from './apps';
 import { appendHistory } from './history';
 import { summarize } from './stats';
 
@@ -73,15 +74,12 @@ export default async function webBench(): Promise<string> {
         authorization: `Bearer ${system.apiKey}`,
         'content-type': 'application/json',
       };
-      const created = (await (
-        await fetch(`${system.apiUrl}/v1/adventures`, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ title: 'Streaming', opening: 'The lamp is lit.' }),
-        })
-      ).json()) as { id: string };
+      const adventureId = await postAdventure(system.apiUrl, headers, {
+        title: 'Streaming',
+        opening: 'The lamp is lit.',
+      });
       const view = (await (
-        await fetch(`${system.apiUrl}/v1/adventures/${created.id}`, { headers })
+        await fetch(`${system.apiUrl}/v1/adventures/${adventureId}`, { headers })
       ).json()) as { ownerId: string };
 
       const page = await browser.context.newPage();
@@ -99,7 +97,7 @@ export default async function webBench(): Promise<string> {
       const jsGzipBytes = (await Promise.all(scripts)).reduce((a, b) => a + b, 0);
 
       // Streamed turns.
-      await page.goto(`${system.apiUrl}/?adventure=${created.id}`);
+      await page.goto(`${system.apiUrl}/?adventure=${adventureId}`);
       const action = page.getByRole('textbox', { name: 'Action', exact: true });
       for (let turn = 0; turn < STREAMED_TURNS; turn++) {
         await action.fill(`look around ${turn}`);
