@@ -511,7 +511,7 @@ export const CONFIG_VARIABLES = [
     'TURN_STREAM_READERS',
     'turnStreamReaders',
     '2',
-    "Redis connections one API instance's stream followers share for their blocking reads, however many streams are open (on a Redis Cluster: one per turn-stream shard in use, at most 16, whatever this says).",
+    "Redis subscriber connections one API instance's stream followers share, however many streams are open (each followed stream is one SUBSCRIBE on one of them).",
     int(1, 64),
   ),
   v(

@@ -47,7 +47,7 @@ describe('turn stream keys', () => {
     }
   });
 
-  it("put every stream of one shard in one slot (one XREAD reads a shard's streams)", () => {
+  it('put every stream of one shard in one slot, and spread the shards over slots', () => {
     const byShard = new Map<number, string[]>();
     for (const turnId of turns) {
       const shard = turnStreamShard(turnId);

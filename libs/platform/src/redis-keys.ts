@@ -1,6 +1,6 @@
 // Every Redis key Chronicle names, in one place, because a Redis Cluster decides where a key
-// lives from its name: a command or script that touches several keys (MULTI, EVAL, an XREAD over
-// several streams, every BullMQ script) is refused with CROSSSLOT unless all of them hash to the
+// lives from its name: a command or script that touches several keys (MULTI, EVAL, every BullMQ
+// script) is refused with CROSSSLOT unless all of them hash to the
 // same slot. Redis hashes only the part of a key inside its first `{…}` (its hash tag) when it
 // has one, so the rule is:
 //
@@ -15,12 +15,16 @@
 // |---|---|---|
 // | a BullMQ queue's (`{chronicle:narrate}:narrate:…`) | `{<installation>:<queue>}` | every BullMQ script |
 // | the reconciler's data-loss marker | the memory queue's | lives and dies with the memory jobs it guards |
-// | a turn's stream, fence and last batch (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts, and one XREAD over many streams of a shard |
+// | a turn's stream, fence and last batch (`{chronicle:turns-7}:stream:<turnId>`) | `{<installation>:turns-<shard>}` | the fenced-publish scripts (each also PUBLISHes on a channel named as the stream) |
 // | a provider key's limits and reservations (`{chronicle:provider-<id>}:limits`) | `{<installation>:provider-<id>}` | the provider limiter's scripts |
 // | a user's leases, waiting line and last-asked times (`{chronicle:user-<id>}:leases`) | `{<installation>:user-<id>}` | the fairness scripts |
 // | rate-limit counters, token budgets, memory locks, kept narrations | none | single-key scripts only |
 
-/** Turn streams are spread over this many hash tags; an API follows each on its own reader. */
+/**
+ * Turn streams are spread over this many hash tags, a turn's stream, fence and batch under one.
+ * (The shards date from an API that read a shard's streams with one XREAD; a tag per turn would
+ * spread them over more slots, at the price of renaming the streams in flight on an upgrade.)
+ */
 export const TURN_STREAM_SHARDS = 16;
 
 /** `{<installation>:<group>}`: the hash tag every key of one group starts with. */

@@ -1,30 +1,22 @@
-import type { Cluster, Redis } from 'ioredis';
-import {
-  duplicateRedis,
-  isClusterClient,
-  redisKeySlot,
-  TURN_STREAM_SHARDS,
-  turnStreamShard,
-  waitForRedis,
-  type RedisClient,
-} from '@chronicle/platform';
-import { toEntry, turnStreamKey } from './turn-stream';
+import { duplicateRedis, type RedisClient } from '@chronicle/platform';
+import { fromNotice, toEntry, turnStreamKey } from './turn-stream';
 import { isFinal, type TurnStreamEntry } from './turn-stream.frames';
 
-// The API's followers of unfinished turns, all on a fixed number of Redis connections. An XREAD
-// BLOCK holds its connection until it answers, so a connection per follower would make 1,000
-// watchers 1,000 connections. Instead each of `readers` connections runs one loop: a single
-// XREAD BLOCK over every stream its followers watch, each from the point it has read to, and
-// hands what arrives to every follower of that stream. A follower of a stream the loop is not yet
-// reading wakes the blocked read (CLIENT UNBLOCK, from the command connection) so the next read
-// includes it. A follower that joins a stream behind the loop's point catches up with one XRANGE.
-// So N followers on one instance use `readers` blocking connections, plus the shared command one.
+// The API's followers of unfinished turns, all on a fixed number of Redis connections. Every
+// script that adds entries to a turn's stream also PUBLISHes them, in the same script, on a
+// channel named as the stream (turn-stream.ts): so each entry reaches the followers the moment it
+// is written, with no read to repeat. Each of `readers` connections is a subscriber; a stream
+// with followers on this process is one SUBSCRIBE on one of them, dropped with its last follower.
+// A follower subscribes first and then reads the stream after its point with one XRANGE: what was
+// written before the subscription took is in that read, what comes after arrives as messages,
+// and an entry in both is handed over once (ids only grow).
 //
-// On a Redis Cluster one XREAD may only name streams of one slot, so there the loops are one per
-// turn-stream shard (TURN_STREAM_SHARDS, each shard one hash tag, see redisKeys): up to that many
-// blocking connections, started as their shards get followers, whatever `readers` says. A
-// cluster's CLIENT ID and CLIENT UNBLOCK are per node: the loop asks the node that serves its
-// shard's slot, and unblocks through the command connection's link to that same node.
+// An XREAD BLOCK over every followed stream did this before: it had to be sent again, naming
+// every stream, each time any one of them had news, which made a turn's cost grow with the
+// number of turns in flight. Pub/sub messages are not kept: when a subscriber's connection
+// closes, its followers end with an error (the SSE client resumes with Last-Event-ID), as a
+// failed read ended them before. On a Redis Cluster a PUBLISH reaches every node's subscribers,
+// so a subscriber may sit on any node.
 
 /** Stream ids compare as (milliseconds, sequence). */
 export function compareEntryIds(a: string, b: string): number {
@@ -39,21 +31,17 @@ interface Follower {
   /** The last id handed to (or skipped for) this follower. */
   lastId: string;
   queue: TurnStreamEntry[];
-  /** While an XRANGE catch-up runs, live entries wait here. */
+  /** Until its catch-up read has answered, live entries wait here. */
   held: TurnStreamEntry[] | null;
   error: Error | null;
   wake: (() => void) | null;
 }
 
-interface Subscription {
-  /** The last id the loop has read from this stream. */
-  cursor: string;
+interface Channel {
   followers: Set<Follower>;
+  /** The SUBSCRIBE, answered: from then on every entry written to the stream arrives here. */
+  subscribed: Promise<void>;
 }
-
-const READ_COUNT = 500;
-const BLOCK_MS = 5_000;
-const RETRY_MS = 250;
 
 function deliver(follower: Follower, entry: TurnStreamEntry): void {
   if (follower.held) {
@@ -66,187 +54,127 @@ function deliver(follower: Follower, entry: TurnStreamEntry): void {
   follower.wake?.();
 }
 
-class ReaderLoop {
-  readonly subscriptions = new Map<string, Subscription>();
-  private reader: RedisClient | null = null;
-  private clientId: number | null = null;
-  /** Sends CLIENT UNBLOCK to the node the blocked read is on. */
-  private unblockVia: (clientId: number) => Promise<unknown>;
-  /** A cluster node's CLIENT ID for this loop's reader, until the node's link closes. */
-  private readonly nodeIds = new WeakMap<Redis, number>();
-  /** Counts XREADs sent; the one in flight is `reads` while `blocked`. */
-  private reads = 0;
-  private blocked = false;
-  private running = false;
+/** Resolves when `connection` can take commands; rejects if it ends first. */
+function ready(connection: RedisClient): Promise<void> {
+  if (connection.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const onReady = () => {
+      connection.off('end', onEnd);
+      resolve();
+    };
+    const onEnd = () => {
+      connection.off('ready', onReady);
+      reject(new Error('the turn stream connection to Redis ended'));
+    };
+    connection.once('ready', onReady);
+    connection.once('end', onEnd);
+  });
+}
+
+function fail(follower: Follower, error: Error): void {
+  follower.error = error;
+  follower.wake?.();
+}
+
+class Subscriber {
+  readonly channels = new Map<string, Channel>();
+  private connection: RedisClient | null = null;
   private closed = false;
-  private idle: (() => void) | null = null;
 
   constructor(
     private readonly source: RedisClient,
     private readonly name: string,
-  ) {
-    this.unblockVia = (clientId) => this.source.client('UNBLOCK', clientId);
-  }
+  ) {}
 
   get connected(): boolean {
-    return this.reader !== null;
+    return this.connection !== null;
   }
 
-  add(key: string, follower: Follower): Subscription {
-    let subscription = this.subscriptions.get(key);
-    if (!subscription) {
-      subscription = { cursor: follower.lastId, followers: new Set() };
-      this.subscriptions.set(key, subscription);
-      this.interrupt();
+  /**
+   * Adds `follower` to the stream's channel and hands it, once subscribed, what the stream holds
+   * after its point; live entries wait in `held` until then.
+   */
+  join(key: string, follower: Follower): void {
+    follower.held = [];
+    let channel = this.channels.get(key);
+    if (!channel) {
+      const connection = this.connect();
+      channel = {
+        followers: new Set(),
+        // Only once the connection is ready: ioredis's own checks on (re)connecting are
+        // commands a connection in subscriber mode may not send.
+        subscribed: ready(connection).then(() => connection.subscribe(key).then(() => undefined)),
+      };
+      const joined = channel;
+      this.channels.set(key, joined);
+      // A refused SUBSCRIBE fails its followers (below); the next follower tries afresh.
+      joined.subscribed.catch(() => {
+        if (this.channels.get(key) === joined) this.channels.delete(key);
+      });
     }
-    subscription.followers.add(follower);
-    if (!this.running) void this.run();
-    return subscription;
+    channel.followers.add(follower);
+    channel.subscribed
+      .then(() => this.source.xrange(key, `(${follower.lastId}`, '+'))
+      .then(
+        (rows) => {
+          const held = follower.held ?? [];
+          follower.held = null;
+          for (const row of rows) deliver(follower, toEntry(row));
+          for (const entry of held) deliver(follower, entry);
+        },
+        (error: Error) => fail(follower, error),
+      );
   }
 
-  remove(key: string, follower: Follower): void {
-    const subscription = this.subscriptions.get(key);
-    if (!subscription) return;
-    subscription.followers.delete(follower);
-    // The read in flight may still name it; what it brings for the key is dropped.
-    if (subscription.followers.size === 0) this.subscriptions.delete(key);
+  leave(key: string, follower: Follower): void {
+    const channel = this.channels.get(key);
+    if (!channel) return;
+    channel.followers.delete(follower);
+    if (channel.followers.size > 0) return;
+    this.channels.delete(key);
+    // A later join's SUBSCRIBE goes after this on the same connection, so it wins.
+    this.connection?.unsubscribe(key).catch(() => undefined);
   }
 
   close(): void {
     this.closed = true;
-    this.idle?.();
-    this.reader?.disconnect();
-    this.reader = null;
+    this.connection?.disconnect();
+    this.connection = null;
     // Followers waiting for news end now, not when their idle timer fires.
-    this.fail(new Error('the turn stream reader is shutting down'));
-  }
-
-  /** Make the loop's next read include a new stream now, not when the blocked one times out. */
-  private interrupt(): void {
-    if (this.idle) {
-      this.idle();
-      return;
-    }
-    if (!this.blocked || this.clientId === null) return;
-    const read = this.reads;
-    const clientId = this.clientId;
-    void (async () => {
-      // The read may not have reached Redis yet (UNBLOCK answers 0): ask again until it has
-      // been unblocked or has answered by itself.
-      for (let tries = 0; tries < 50 && this.blocked && this.reads === read; tries++) {
-        const unblocked = await this.unblockVia(clientId).catch(() => 0);
-        if (unblocked === 1) return;
-        await new Promise((resolve) => setTimeout(resolve, 2));
-      }
-    })();
+    this.failAll(new Error('the turn stream reader is shutting down'));
   }
 
   private connect(): RedisClient {
-    const reader = duplicateRedis(this.source, {
+    if (this.connection) return this.connection;
+    const connection = duplicateRedis(this.source, {
       connectionName: this.name,
       enableAutoPipelining: false,
       maxRetriesPerRequest: null,
+      // What was published while the connection was down is gone: its followers end (below) and
+      // resume from the stream; a channel is subscribed again by the next follower of it.
+      autoResubscribe: false,
     });
-    reader.on('error', () => undefined);
-    // A cluster's client ids are per node: see `blockOn`.
-    if (isClusterClient(reader)) return reader;
-    reader.on('ready', () => {
-      reader.client('ID').then(
-        (id) => {
-          if (this.reader === reader) this.clientId = Number(id);
-        },
-        () => undefined,
-      );
+    connection.on('error', () => undefined);
+    connection.on('message', (channel: string, message: string) => this.onMessage(channel, message));
+    connection.on('close', () => {
+      if (!this.closed) this.failAll(new Error('the turn stream connection to Redis closed'));
     });
-    reader.on('close', () => {
-      if (this.reader === reader) this.clientId = null;
-    });
-    return reader;
+    this.connection = connection;
+    return connection;
   }
 
-  private async run(): Promise<void> {
-    this.running = true;
-    try {
-      while (!this.closed) {
-        if (this.subscriptions.size === 0) {
-          await new Promise<void>((resolve) => (this.idle = resolve));
-          this.idle = null;
-          continue;
-        }
-        this.reader ??= this.connect();
-        const keys = [...this.subscriptions.keys()];
-        const cursors = keys.map((key) => this.subscriptions.get(key)!.cursor);
-        let reply: [string, [string, string[]][]][] | null;
-        this.reads++;
-        this.blocked = true;
-        try {
-          if (isClusterClient(this.reader)) await this.blockOn(this.reader, keys[0]);
-          reply = (await this.reader.xread(
-            'COUNT',
-            READ_COUNT,
-            'BLOCK',
-            BLOCK_MS,
-            'STREAMS',
-            ...keys,
-            ...cursors,
-          )) as [string, [string, string[]][]][] | null;
-        } catch (error) {
-          this.blocked = false;
-          if (this.closed) return;
-          if (/UNBLOCKED/.test((error as Error).message)) continue;
-          this.fail(error as Error);
-          await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-          continue;
-        }
-        this.blocked = false;
-        for (const [key, rows] of reply ?? []) {
-          const subscription = this.subscriptions.get(key);
-          if (!subscription) continue;
-          for (const row of rows) {
-            const entry = toEntry(row);
-            subscription.cursor = entry.id;
-            for (const follower of subscription.followers) deliver(follower, entry);
-          }
-        }
-      }
-    } finally {
-      this.running = false;
+  private onMessage(key: string, message: string): void {
+    const channel = this.channels.get(key);
+    if (!channel) return;
+    for (const entry of fromNotice(message)) {
+      for (const follower of channel.followers) deliver(follower, entry);
     }
   }
 
-  /**
-   * On a cluster: learns which node will hold the coming XREAD (the master of the keys' slot)
-   * and this reader's client id there, so `interrupt` can unblock it.
-   */
-  private async blockOn(reader: Cluster, key: string): Promise<void> {
-    this.clientId = null;
-    await waitForRedis(reader, BLOCK_MS);
-    const address = reader.slots[redisKeySlot(key)]?.[0];
-    const sameNode = (node: Redis) => `${node.options.host}:${node.options.port}` === address;
-    const node = reader.nodes('master').find(sameNode);
-    if (!address || !node) throw new Error(`no Redis Cluster master serves the slot of ${key}`);
-    let id = this.nodeIds.get(node);
-    if (id === undefined) {
-      id = Number(await node.client('ID'));
-      this.nodeIds.set(node, id);
-      node.once('close', () => this.nodeIds.delete(node));
-    }
-    this.clientId = id;
-    const source = this.source as Cluster;
-    this.unblockVia = async (clientId) => {
-      const peer = source.nodes('master').find(sameNode);
-      return peer ? peer.client('UNBLOCK', clientId) : 0;
-    };
-  }
-
-  /** A read that failed (Redis unreachable): its followers end with the error. */
-  private fail(error: Error): void {
-    for (const [key, subscription] of this.subscriptions) {
-      for (const follower of subscription.followers) {
-        follower.error = error;
-        follower.wake?.();
-      }
-      this.subscriptions.delete(key);
+  private failAll(error: Error): void {
+    for (const [key, channel] of this.channels) {
+      for (const follower of channel.followers) fail(follower, error);
+      this.channels.delete(key);
     }
   }
 }
@@ -260,35 +188,36 @@ export interface FollowOptions {
 }
 
 export class TurnStreamHub {
-  private readonly loops: ReaderLoop[];
+  private readonly subscribers: Subscriber[];
 
   constructor(
     private readonly source: RedisClient,
     private readonly prefix: string,
-    /** Blocking connections shared by every follower (TURN_STREAM_READERS; a cluster: a loop per shard). */
+    /** Subscriber connections shared by every follower (TURN_STREAM_READERS). */
     readers = 2,
   ) {
-    this.loops = Array.from(
-      { length: isClusterClient(source) ? TURN_STREAM_SHARDS : Math.max(1, readers) },
+    this.subscribers = Array.from(
+      { length: Math.max(1, readers) },
       // Named by the installation's prefix, so CLIENT LIST tells one installation's readers
       // from another's on a shared Redis.
-      (_, index) => new ReaderLoop(source, `${prefix}-turn-stream-reader-${index}`),
+      (_, index) => new Subscriber(source, `${prefix}-turn-stream-reader-${index}`),
     );
   }
 
-  /** Blocking connections open now (at most `readers`). */
+  /** Subscriber connections open now (at most `readers`). */
   get connections(): number {
-    return this.loops.filter((loop) => loop.connected).length;
+    return this.subscribers.filter((subscriber) => subscriber.connected).length;
   }
 
   /** Streams being followed now. */
   get streams(): number {
-    return this.loops.reduce((sum, loop) => sum + loop.subscriptions.size, 0);
+    return this.subscribers.reduce((sum, subscriber) => sum + subscriber.channels.size, 0);
   }
 
   /**
    * One turn's entries after `afterId`, until a final entry, the signal, or `idleMs` without
-   * news. Throws when Redis fails the shared read.
+   * news. Throws when Redis fails the subscription or the catch-up read, or the subscriber's
+   * connection closes.
    */
   async *follow(turnId: string, options: FollowOptions = {}): AsyncGenerator<TurnStreamEntry> {
     const key = turnStreamKey(this.prefix, turnId);
@@ -301,23 +230,11 @@ export class TurnStreamHub {
       error: null,
       wake: null,
     };
-    // On a cluster, loop i reads shard i only: one slot per XREAD.
-    const loop = isClusterClient(this.source)
-      ? this.loops[turnStreamShard(turnId)]
-      : this.loops[hashOf(key) % this.loops.length];
+    const subscriber = this.subscribers[hashOf(key) % this.subscribers.length];
     const onAbort = () => follower.wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
-      const subscription = loop.add(key, follower);
-      if (compareEntryIds(follower.lastId, subscription.cursor) < 0) {
-        // Behind the loop's point: what lies between comes from one XRANGE; live entries wait.
-        follower.held = [];
-        const rows = await this.source.xrange(key, `(${follower.lastId}`, subscription.cursor);
-        const held = follower.held;
-        follower.held = null;
-        for (const entry of rows.map(toEntry)) deliver(follower, entry);
-        for (const entry of held) deliver(follower, entry);
-      }
+      subscriber.join(key, follower);
       let quietSince = Date.now();
       while (!signal?.aborted) {
         const entry = follower.queue.shift();
@@ -341,12 +258,12 @@ export class TurnStreamHub {
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
-      loop.remove(key, follower);
+      subscriber.leave(key, follower);
     }
   }
 
   close(): void {
-    for (const loop of this.loops) loop.close();
+    for (const subscriber of this.subscribers) subscriber.close();
   }
 }
 

@@ -5,7 +5,7 @@ import { TurnStreamPublisher } from './turn-stream';
 import { compareEntryIds, TurnStreamHub } from './turn-stream.hub';
 
 // The turn stream against the real Redis: entries published together arrive in order, and the
-// followers of many streams share the hub's few blocking connections.
+// followers of many streams share the hub's few subscriber connections.
 
 // readers are duplicates of this client: a short disconnect timeout lets jest exit at once
 const redis = new Redis(TEST_REDIS_URL, { disconnectTimeout: 200 });
@@ -29,6 +29,32 @@ async function follow(hub: TurnStreamHub, turnId: string, options = {}) {
 }
 
 const tick = (ms = 50) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** This file's hub connections, by their name: CLIENT LIST's id and address of each. */
+async function readers(): Promise<{ id: string; addr: string }[]> {
+  const list = (await redis.client('LIST')) as string;
+  return list
+    .split('\n')
+    .filter((line) => line.includes(` name=${prefix}-turn-stream-reader-`))
+    .map((line) => ({ id: /\bid=(\d+)/.exec(line)![1], addr: /\baddr=(\S+)/.exec(line)![1] }));
+}
+
+/** Counts the commands the hub's connections send from now until the answer's `stop`. */
+async function countReaderCommands(): Promise<{ stop: () => Promise<string[]> }> {
+  const addresses = new Set((await readers()).map((reader) => reader.addr));
+  const monitor = await redis.monitor();
+  const sent: string[] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (addresses.has(source)) sent.push(String(args[0]).toLowerCase());
+  });
+  return {
+    stop: async () => {
+      await tick();
+      monitor.disconnect();
+      return sent;
+    },
+  };
+}
 
 describe('turn stream', () => {
   it('publishes several entries in one round trip, in order, each its own entry', async () => {
@@ -101,6 +127,71 @@ describe('turn stream', () => {
       expect(await follow(hub, 'h4', { idleMs: 100 })).toEqual([]);
       expect(hub.streams).toBe(0);
       expect(hub.connections).toBeLessThanOrEqual(2);
+    } finally {
+      hub.close();
+    }
+  });
+
+  it('hands every entry of many streams to their followers as it is written, none twice, and no read is repeated per entry', async () => {
+    const hub = new TurnStreamHub(redis, prefix, 2);
+    const turns = Array.from({ length: 40 }, (_, i) => `m${i}`);
+    try {
+      for (const turnId of turns) await publisher.publish(turnId, 'player', { action: null });
+      const followed = turns.map((turnId) => follow(hub, turnId));
+      await tick();
+      const counting = await countReaderCommands();
+      // Entries written while the followers' catch-up reads may still be answering: each is
+      // in the read, in the messages, or both, and is handed over once.
+      for (let round = 0; round < 5; round++) {
+        await Promise.all(
+          turns.map((turnId) => publisher.publish(turnId, 'chunk', { text: String(round) })),
+        );
+      }
+      for (const turnId of turns) await publisher.publish(turnId, 'done', { turnId, version: 2 });
+      const seen = await Promise.all(followed);
+      const expected = (turnId: string) => [
+        'player:{"action":null}',
+        ...[0, 1, 2, 3, 4].map((round) => `chunk:{"text":"${round}"}`),
+        `done:{"turnId":"${turnId}","version":2}`,
+      ];
+      expect(seen).toEqual(turns.map(expected));
+      // The hub's connections only listen: 240 entries cost them no command, only each channel's
+      // UNSUBSCRIBE as its follower left (an XREAD loop sent a read naming every stream for
+      // every one of them).
+      expect(await counting.stop()).toEqual(turns.map(() => 'unsubscribe'));
+      expect(hub.streams).toBe(0);
+    } finally {
+      hub.close();
+    }
+  });
+
+  it("ends its followers with an error when a subscriber's connection closes, and serves new ones after", async () => {
+    const hub = new TurnStreamHub(redis, prefix, 1);
+    try {
+      await publisher.publish('k1', 'player', { action: null });
+      const cut = (async () => {
+        const seen: string[] = [];
+        try {
+          for await (const entry of hub.follow('k1')) seen.push(entry.event);
+        } catch (error) {
+          return { seen, error: (error as Error).message };
+        }
+        return { seen, error: null };
+      })();
+      await tick();
+      // Pub/sub keeps nothing for a subscriber that was away: its followers must resume from
+      // the stream (the SSE client reconnects with Last-Event-ID), not wait on a silent channel.
+      for (const reader of await readers()) await redis.client('KILL', 'ID', reader.id);
+      expect(await cut).toEqual({ seen: ['player'], error: expect.stringMatching(/closed/) });
+      await publisher.publish('k1', 'chunk', { text: 'after' });
+      const resumed = follow(hub, 'k1');
+      await tick(300);
+      await publisher.publish('k1', 'done', { turnId: 'k1', version: 2 });
+      expect(await resumed).toEqual([
+        'player:{"action":null}',
+        'chunk:{"text":"after"}',
+        'done:{"turnId":"k1","version":2}',
+      ]);
     } finally {
       hub.close();
     }

@@ -33,7 +33,7 @@ export class TurnStreamModule {
   static forRoot(options: {
     redisUrl: string;
     prefix: string;
-    /** Blocking connections the followers share (TURN_STREAM_READERS; default 2). */
+    /** Subscriber connections the followers share (TURN_STREAM_READERS; default 2). */
     readers?: number;
   }): DynamicModule {
     return {

@@ -189,8 +189,27 @@ export class TurnStreamPublisher {
 // again); a claim re-sent is harmless, as it is answered before its attempt writes anything.
 // KEYS: stream, fence, batch. ARGV: token, ttl, maxlen, then the script's own; every entry's
 // fields are encodeFrame's, passed in, never spelled in Lua.
+//
+// Every entry a script adds is also PUBLISHed, by the same script, on a channel named as the
+// stream (channels and keys are apart in Redis): the API's followers subscribe to it rather than
+// read the stream again and again (turn-stream.hub.ts). One message a script, `fromNotice`'s
+// format: id, event and data of each entry, a line each (data is JSON: it holds no raw newline).
+const APPEND = `
+local added = {}
+local function append(maxlen, event, data)
+  local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', maxlen, '*', 'event', event, 'data', data)
+  added[#added + 1] = id
+  added[#added + 1] = event
+  added[#added + 1] = data
+  return id
+end
+local function announce()
+  if #added > 0 then redis.call('PUBLISH', KEYS[1], table.concat(added, '\\n')) end
+end
+`;
+
 // ARGV[4]: '1' on a rerun; ARGV[5], ARGV[6]: the reset frame; ARGV[7]: the player frame's name.
-const CLAIM = `
+const CLAIM = `${APPEND}
 redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
 redis.call('DEL', KEYS[3])
 local reset = ARGV[4] == '1'
@@ -207,8 +226,9 @@ if not reset then
   end
 end
 if reset then
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[5], 'data', ARGV[6])
+  append(ARGV[3], ARGV[5], ARGV[6])
   redis.call('EXPIRE', KEYS[1], ARGV[2])
+  announce()
   return 1
 end
 return 0
@@ -216,32 +236,34 @@ return 0
 
 // An unfenced write (the API's frames: player, script messages, a cancel's error). KEYS: the
 // stream. ARGV: ttl, maxlen, then event, data pairs. Returns the entries' ids.
-const PUBLISH = `
+const PUBLISH = `${APPEND}
 local ids = {}
 for i = 3, #ARGV, 2 do
-  ids[#ids + 1] = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
+  ids[#ids + 1] = append(ARGV[2], ARGV[i], ARGV[i + 1])
 end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
+announce()
 return ids
 `;
 
 // ARGV[4]: the batch's number; ARGV[5..]: event, data pairs.
-const FENCED_PUBLISH = `
+const FENCED_PUBLISH = `${APPEND}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
 if last and tonumber(ARGV[4]) <= last then return 1 end
 for i = 5, #ARGV, 2 do
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
+  append(ARGV[3], ARGV[i], ARGV[i + 1])
 end
 redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+announce()
 return 1
 `;
 
 // ARGV[4..7]: the reset and the chunk {text} replayed when the fence moved; ARGV[8..9]: the done
 // frame; ARGV[10..]: event, data pairs written before done (after the replay). A done already in
 // under the fence's holder (the batch key says `done:…`) is not written again.
-const FENCED_DONE = `
+const FENCED_DONE = `${APPEND}
 local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
 if not replay then
   local last = redis.call('GET', KEYS[3])
@@ -250,14 +272,15 @@ if not replay then
 end
 if replay then
   redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[4], 'data', ARGV[5])
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[6], 'data', ARGV[7])
+  append(ARGV[3], ARGV[4], ARGV[5])
+  append(ARGV[3], ARGV[6], ARGV[7])
 end
 for i = 10, #ARGV, 2 do
-  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
+  append(ARGV[3], ARGV[i], ARGV[i + 1])
 end
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[8], 'data', ARGV[9])
+append(ARGV[3], ARGV[8], ARGV[9])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
+announce()
 if replay then
   redis.call('SET', KEYS[3], 'done:1', 'EX', ARGV[2])
   return 1
@@ -269,6 +292,19 @@ return 0
 /** A turn's stream: hash-tagged by its shard (see redisKeys), so a shard's streams share a slot. */
 export function turnStreamKey(prefix: string, turnId: string): string {
   return redisKeys.turnStream(prefix, turnId);
+}
+
+/**
+ * The entries one script PUBLISHed on the stream's channel (APPEND's `announce`), as `toEntry`
+ * gives them from the stream itself.
+ */
+export function fromNotice(message: string): TurnStreamEntry[] {
+  const lines = message.split('\n');
+  const entries: TurnStreamEntry[] = [];
+  for (let i = 0; i + 2 < lines.length; i += 3) {
+    entries.push({ id: lines[i], ...decodeFrame(lines[i + 1], lines[i + 2]) });
+  }
+  return entries;
 }
 
 /** A stream row as the API and the worker read it: its fields decoded by `decodeFrame`. */
