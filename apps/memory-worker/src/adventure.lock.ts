@@ -1,4 +1,4 @@
-import { redisKeys, type RedisClient } from '@chronicle/platform';
+import { RedisScript, redisKeys, type RedisClient } from '@chronicle/platform';
 
 // One memory pass per adventure at a time, across every memory worker. BullMQ's deduplication
 // (keepLastIfActive) already keeps one job per adventure active, so this lock is the guard for
@@ -11,20 +11,26 @@ import { redisKeys, type RedisClient } from '@chronicle/platform';
 export const ADVENTURE_LOCK_MS = 10 * 60 * 1000;
 
 // Take the lock when free or already ours; refresh its expiry either way.
-const ACQUIRE = `
+const ACQUIRE = new RedisScript(
+  `
 local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return 1
 end
-return 0`;
+return 0`,
+  1,
+);
 
 // Release only a lock we hold: an expired lock may already be someone else's.
-const RELEASE = `
+const RELEASE = new RedisScript(
+  `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
-return 0`;
+return 0`,
+  1,
+);
 
 export class AdventureLock {
   constructor(
@@ -40,11 +46,11 @@ export class AdventureLock {
 
   /** True when `holder` now holds the adventure's lock. */
   async acquire(adventureId: string, holder: string): Promise<boolean> {
-    const taken = await this.redis.eval(ACQUIRE, 1, this.key(adventureId), holder, this.ttlMs);
+    const taken = await ACQUIRE.run(this.redis, this.key(adventureId), holder, this.ttlMs);
     return taken === 1;
   }
 
   async release(adventureId: string, holder: string): Promise<void> {
-    await this.redis.eval(RELEASE, 1, this.key(adventureId), holder);
+    await RELEASE.run(this.redis, this.key(adventureId), holder);
   }
 }

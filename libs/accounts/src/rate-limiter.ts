@@ -1,4 +1,4 @@
-import { redisKeys, type RedisClient } from '@chronicle/platform';
+import { redisKeys, type RedisClient, RedisScript } from '@chronicle/platform';
 
 // Counters in Redis, so a limit holds across every API instance. A fixed window that opens at
 // the first request: one atomic script increments the counter and starts its expiry, and the
@@ -11,7 +11,8 @@ export interface RateLimitResult {
   remaining: number;
 }
 
-const HIT = `
+const HIT = new RedisScript(
+  `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 local ttl = redis.call('PTTL', KEYS[1])
@@ -20,7 +21,9 @@ if ttl < 0 then
   ttl = tonumber(ARGV[1])
 end
 return {count, ttl}
-`;
+`,
+  1,
+);
 
 export class RateLimiter {
   constructor(
@@ -36,7 +39,7 @@ export class RateLimiter {
     windowSeconds: number,
   ): Promise<RateLimitResult> {
     const key = redisKeys.rateLimit(this.prefix, bucket, subject);
-    const [count, ttlMs] = (await this.redis.eval(HIT, 1, key, String(windowSeconds * 1000))) as [
+    const [count, ttlMs] = (await HIT.run(this.redis, key, String(windowSeconds * 1000))) as [
       number,
       number,
     ];

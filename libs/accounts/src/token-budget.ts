@@ -1,6 +1,6 @@
 import type { ModelCallUsage } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
-import { LruCache, redisKeys, type RedisClient } from '@chronicle/platform';
+import { LruCache, redisKeys, type RedisClient, RedisScript } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
@@ -45,10 +45,13 @@ export function utcDay(now: Date): UtcDay {
 /** A day's counter outlives the day, so a clock a little behind still finds it. */
 const COUNTER_TTL_SECONDS = 2 * 24 * 60 * 60;
 
-const ADD_IF_COUNTED = `
+const ADD_IF_COUNTED = new RedisScript(
+  `
 if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
 return false
-`;
+`,
+  1,
+);
 
 /** Owners whose own budget a process remembers (see spentForOwner). */
 const OWNER_BUDGET_CACHE_SIZE = 10_000;
@@ -98,12 +101,7 @@ export class DailyTokenBudget {
   async recordSpend(userId: string, usage: ModelCallUsage, now: Date): Promise<void> {
     const tokens = usage.promptTokens + usage.completionTokens;
     if (!this.redis || !(tokens > 0) || FREE_MODELS.includes(usage.model)) return;
-    await this.redis.eval(
-      ADD_IF_COUNTED,
-      1,
-      this.counterKey(userId, now),
-      String(Math.round(tokens)),
-    );
+    await ADD_IF_COUNTED.run(this.redis, this.counterKey(userId, now), String(Math.round(tokens)));
   }
 
   /** The day's tokens as the log records them: the truth the counter is derived from. */

@@ -11,3 +11,4 @@ export * from './dependency.errors';
 export * from './redis-settings';
 export * from './redis-target';
 export * from './redis-keys';
+export * from './redis-script';

@@ -15,7 +15,7 @@
 // (what its recent requests really cost) and `recordUsage` charges the difference when the
 // usage arrives: over any stretch of time the bucket is charged what the provider counted.
 import { createHash } from 'node:crypto';
-import { redisKeys, type RedisClient } from '@chronicle/platform';
+import { redisKeys, type RedisClient, RedisScript } from '@chronicle/platform';
 
 export interface ProviderLimits {
   /** 0: no request limit */
@@ -43,7 +43,8 @@ const RESERVATION_KEEP_MS = 10 * 60_000;
 // KEYS[1] the provider's hash (pausedUntil, reqTat, tokTat, avgTokens)
 // KEYS[2] the reservations (a zset: job id → slot start)
 // ARGV: job id, requests/min, tokens/min, burst ms, default tokens per request, keep ms
-const ADMIT = `
+const ADMIT = new RedisScript(
+  `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local h = redis.call('HMGET', KEYS[1], 'pausedUntil', 'reqTat', 'tokTat', 'avgTokens')
@@ -91,10 +92,13 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[6]))
 redis.call('ZADD', KEYS[2], start, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], math.ceil(start - now + tonumber(ARGV[6])))
 return {'reserved', start - now}
-`;
+`,
+  2,
+);
 
 // KEYS[1] the provider's hash; ARGV: pause ms
-const PAUSE = `
+const PAUSE = new RedisScript(
+  `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local untilMs = now + tonumber(ARGV[1])
@@ -106,10 +110,13 @@ if untilMs > current then
   return untilMs - now
 end
 return current - now
-`;
+`,
+  1,
+);
 
 // KEYS[1] the provider's hash; ARGV: tokens used, tokens/min, default tokens per request, weight
-const RECORD_USAGE = `
+const RECORD_USAGE = new RedisScript(
+  `
 local used = tonumber(ARGV[1])
 local tpm = tonumber(ARGV[2])
 local h = redis.call('HMGET', KEYS[1], 'tokTat', 'avgTokens')
@@ -120,7 +127,9 @@ end
 redis.call('HSET', KEYS[1], 'avgTokens', avg + (used - avg) * tonumber(ARGV[4]))
 if redis.call('PTTL', KEYS[1]) < 0 then redis.call('PEXPIRE', KEYS[1], 600000) end
 return 1
-`;
+`,
+  1,
+);
 
 /**
  * The id a provider key's limits are kept under: the endpoint and a digest of its key, so two
@@ -168,9 +177,8 @@ export class ProviderLimiter {
    * (asking again with the same id then admits it without charging twice), or for a 429's pause.
    */
   async admit(jobId: string): Promise<ProviderAdmission> {
-    const [status, waitMs] = (await this.redis.eval(
-      ADMIT,
-      2,
+    const [status, waitMs] = (await ADMIT.run(
+      this.redis,
       this.keys.state,
       this.keys.reservations,
       jobId,
@@ -186,7 +194,7 @@ export class ProviderLimiter {
   /** Pauses every worker's requests to this provider for `ms` (a longer pause already set stands); the time left. */
   async pause(ms: number): Promise<number> {
     return Number(
-      await this.redis.eval(PAUSE, 1, this.keys.state, String(Math.max(1, Math.round(ms)))),
+      await PAUSE.run(this.redis, this.keys.state, String(Math.max(1, Math.round(ms)))),
     );
   }
 
@@ -198,9 +206,8 @@ export class ProviderLimiter {
   async recordUsage(tokens: number): Promise<void> {
     if (this.limits.tokensPerMinute <= 0) return;
     if (!Number.isFinite(tokens) || tokens < 0) return;
-    await this.redis.eval(
-      RECORD_USAGE,
-      1,
+    await RECORD_USAGE.run(
+      this.redis,
       this.keys.state,
       String(Math.round(tokens)),
       String(this.limits.tokensPerMinute),

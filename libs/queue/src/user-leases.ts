@@ -4,7 +4,7 @@
 // comes back by itself); the turns over the limit wait in line, oldest first, and the release
 // of a slot names the ones to wake. A waiter that stops asking (its job was removed) drops out
 // of the line after `staleMs`, so it cannot block the ones behind it.
-import { redisKeys, type RedisClient } from '@chronicle/platform';
+import { redisKeys, type RedisClient, RedisScript } from '@chronicle/platform';
 
 export type LeaseGrant =
   | { granted: true }
@@ -14,7 +14,8 @@ export type LeaseGrant =
 // KEYS[1] leases (zset: job id → lease expiry), KEYS[2] the line (zset: job id → order),
 // KEYS[3] when each waiter last asked (zset: job id → ms)
 // ARGV: job id, limit, order, lease ms, stale ms
-const ACQUIRE = `
+const ACQUIRE = new RedisScript(
+  `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local job, limit, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
@@ -43,17 +44,23 @@ for i = 1, 3 do
   if redis.call('PTTL', KEYS[i]) < keep then redis.call('PEXPIRE', KEYS[i], math.ceil(keep)) end
 end
 return {0, rank + 1}
-`;
+`,
+  3,
+);
 
 // KEYS[1] leases; ARGV: job id, lease expiry in ms from now
-const EXTEND = `
+const EXTEND = new RedisScript(
+  `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 return redis.call('ZADD', KEYS[1], 'XX', 'CH', now + tonumber(ARGV[2]), ARGV[1])
-`;
+`,
+  1,
+);
 
 // KEYS as ACQUIRE; ARGV: job id, limit. Returns the waiters the freed slots are for.
-const RELEASE = `
+const RELEASE = new RedisScript(
+  `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -61,7 +68,9 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local free = tonumber(ARGV[2]) - redis.call('ZCARD', KEYS[1])
 if free <= 0 then return {} end
 return redis.call('ZRANGE', KEYS[2], 0, free - 1)
-`;
+`,
+  3,
+);
 
 /**
  * A user's keys, under one hash tag (the user's), so each script's three keys sit on one Redis
@@ -97,9 +106,8 @@ export class UserLeases {
    * holds a lease already keeps it (a re-run after a wait).
    */
   async acquire(userId: string, jobId: string, order: number): Promise<LeaseGrant> {
-    const [granted, position] = (await this.redis.eval(
-      ACQUIRE,
-      3,
+    const [granted, position] = (await ACQUIRE.run(
+      this.redis,
       ...userLeaseKeys(this.prefix, userId),
       jobId,
       String(this.options.perUser),
@@ -113,14 +121,13 @@ export class UserLeases {
   /** Keeps the lease for `ms` more (a long turn, or one waiting for its provider slot). */
   async extend(userId: string, jobId: string, ms: number): Promise<boolean> {
     const [leases] = userLeaseKeys(this.prefix, userId);
-    return Number(await this.redis.eval(EXTEND, 1, leases, jobId, String(Math.ceil(ms)))) === 1;
+    return Number(await EXTEND.run(this.redis, leases, jobId, String(Math.ceil(ms)))) === 1;
   }
 
   /** Frees the slot; returns the waiting jobs, oldest first, that the free slots are for. */
   async release(userId: string, jobId: string): Promise<string[]> {
-    return (await this.redis.eval(
-      RELEASE,
-      3,
+    return (await RELEASE.run(
+      this.redis,
       ...userLeaseKeys(this.prefix, userId),
       jobId,
       String(this.options.perUser),

@@ -1,4 +1,4 @@
-import { redisKeys, type RedisClient } from '@chronicle/platform';
+import { redisKeys, type RedisClient, RedisScript } from '@chronicle/platform';
 import {
   decodeFrame,
   encodeFrame,
@@ -47,9 +47,8 @@ export class TurnStreamPublisher {
    */
   async publishMany(turnId: string, entries: readonly TurnFrame[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const ids = await this.redis.eval(
-      PUBLISH,
-      1,
+    const ids = await PUBLISH.run(
+      this.redis,
       this.key(turnId),
       String(TURN_STREAM_TTL_SECONDS),
       String(MAX_ENTRIES),
@@ -79,9 +78,8 @@ export class TurnStreamPublisher {
    * returns whether it did. The attempt's batches are numbered from 1 after it (publishFenced).
    */
   async claim(turnId: string, token: string, rerun: boolean): Promise<boolean> {
-    const reset = await this.redis.eval(
-      CLAIM,
-      3,
+    const reset = await CLAIM.run(
+      this.redis,
       this.key(turnId),
       this.fenceKey(turnId),
       this.batchKey(turnId),
@@ -113,9 +111,8 @@ export class TurnStreamPublisher {
     batch: number,
   ): Promise<boolean> {
     if (entries.length === 0) return true;
-    const written = await this.redis.eval(
-      FENCED_PUBLISH,
-      3,
+    const written = await FENCED_PUBLISH.run(
+      this.redis,
       this.key(turnId),
       this.fenceKey(turnId),
       this.batchKey(turnId),
@@ -148,9 +145,8 @@ export class TurnStreamPublisher {
   ): Promise<boolean> {
     const chunk = encodeFrame({ event: 'chunk', data: { text } });
     const final = encodeFrame({ event: 'done', data: done });
-    const replayed = await this.redis.eval(
-      FENCED_DONE,
-      3,
+    const replayed = await FENCED_DONE.run(
+      this.redis,
       this.key(turnId),
       this.fenceKey(turnId),
       this.batchKey(turnId),
@@ -209,7 +205,8 @@ end
 `;
 
 // ARGV[4]: '1' on a rerun; ARGV[5], ARGV[6]: the reset frame; ARGV[7]: the player frame's name.
-const CLAIM = `${APPEND}
+const CLAIM = new RedisScript(
+  `${APPEND}
 redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
 redis.call('DEL', KEYS[3])
 local reset = ARGV[4] == '1'
@@ -232,11 +229,14 @@ if reset then
   return 1
 end
 return 0
-`;
+`,
+  3,
+);
 
 // An unfenced write (the API's frames: player, script messages, a cancel's error). KEYS: the
 // stream. ARGV: ttl, maxlen, then event, data pairs. Returns the entries' ids.
-const PUBLISH = `${APPEND}
+const PUBLISH = new RedisScript(
+  `${APPEND}
 local ids = {}
 for i = 3, #ARGV, 2 do
   ids[#ids + 1] = append(ARGV[2], ARGV[i], ARGV[i + 1])
@@ -244,10 +244,13 @@ end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 announce()
 return ids
-`;
+`,
+  1,
+);
 
 // ARGV[4]: the batch's number; ARGV[5..]: event, data pairs.
-const FENCED_PUBLISH = `${APPEND}
+const FENCED_PUBLISH = new RedisScript(
+  `${APPEND}
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
 local last = tonumber(redis.call('GET', KEYS[3]) or '0')
 if last and tonumber(ARGV[4]) <= last then return 1 end
@@ -258,12 +261,15 @@ redis.call('SET', KEYS[3], ARGV[4], 'EX', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 announce()
 return 1
-`;
+`,
+  3,
+);
 
 // ARGV[4..7]: the reset and the chunk {text} replayed when the fence moved; ARGV[8..9]: the done
 // frame; ARGV[10..]: event, data pairs written before done (after the replay). A done already in
 // under the fence's holder (the batch key says `done:…`) is not written again.
-const FENCED_DONE = `${APPEND}
+const FENCED_DONE = new RedisScript(
+  `${APPEND}
 local replay = redis.call('GET', KEYS[2]) ~= ARGV[1]
 if not replay then
   local last = redis.call('GET', KEYS[3])
@@ -287,7 +293,9 @@ if replay then
 end
 redis.call('SET', KEYS[3], 'done:0', 'EX', ARGV[2])
 return 0
-`;
+`,
+  3,
+);
 
 /** A turn's stream: hash-tagged by its shard (see redisKeys), so a shard's streams share a slot. */
 export function turnStreamKey(prefix: string, turnId: string): string {
