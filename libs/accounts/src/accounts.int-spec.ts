@@ -7,7 +7,7 @@ import {
   type TestDatabase,
 } from '@chronicle/testing';
 import Redis from 'ioredis';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { RateLimitedError } from './accounts.errors';
 import { AccountsRepository } from './accounts.repository';
@@ -87,6 +87,48 @@ describe('AccountsRepository', () => {
     expect(secret.length).toBeGreaterThan(20);
     expect(JSON.stringify(rows)).not.toContain(secret);
     expect(rows[0].last_used_at).not.toBeNull();
+  });
+
+  it('records a key’s use at most once a minute, and a key used within it costs one statement', async () => {
+    const user = await accounts.createUser({ name: 'dee' });
+    const created = (await accounts.createKey(user.id))!;
+    const statements: string[] = [];
+    const counted = db.withPlugin({
+      transformQuery: ({ node }) => {
+        statements.push(node.kind);
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    });
+    // No cache: every request asks the database, as one does after KEY_CACHE_TTL_MS.
+    const uncached = new AccountsRepository(counted, { keyCacheTtlMs: 0 });
+    const lastUsed = async () =>
+      (
+        await db
+          .selectFrom('api_keys')
+          .select('last_used_at')
+          .where('id', '=', created.id)
+          .executeTakeFirstOrThrow()
+      ).last_used_at;
+    const setLastUsed = (interval: string) =>
+      db
+        .updateTable('api_keys')
+        .set({ last_used_at: sql<Date>`now() - ${interval}::interval` })
+        .where('id', '=', created.id)
+        .execute();
+
+    await setLastUsed('30 seconds');
+    const recent = await lastUsed();
+    expect(await uncached.authenticate(created.key)).not.toBeNull();
+    expect(statements).toEqual(['SelectQueryNode']);
+    expect(await lastUsed()).toEqual(recent);
+
+    await setLastUsed('2 minutes');
+    const stale = await lastUsed();
+    statements.length = 0;
+    expect(await uncached.authenticate(created.key)).not.toBeNull();
+    expect(statements).toEqual(['SelectQueryNode', 'UpdateQueryNode']);
+    expect((await lastUsed())!.getTime()).toBeGreaterThan(stale!.getTime() + 60_000);
   });
 
   it('refuses unknown, malformed and revoked keys; revoking is scoped to the owner', async () => {

@@ -310,6 +310,9 @@ export interface BoundedCall {
   release(): void;
 }
 
+/** Why a finished call's signal is aborted (`release`): nothing reads it after that. */
+const RELEASED = new Error('the model call was released');
+
 export function boundedCall(timeoutMs: number, signal?: AbortSignal): BoundedCall {
   const controller = new AbortController();
   let timedOut = false;
@@ -335,8 +338,9 @@ export function boundedCall(timeoutMs: number, signal?: AbortSignal): BoundedCal
     release() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', cancel);
-      // a consumer that stopped reading early must not leave the HTTP stream open
-      controller.abort();
+      // a consumer that stopped reading early must not leave the HTTP stream open; one reason for
+      // every call, as an abort without one builds a DOMException, stack and all, every turn
+      controller.abort(RELEASED);
     },
   };
 }
