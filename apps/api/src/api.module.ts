@@ -3,7 +3,7 @@ import { UsageLedger } from './usage/usage-ledger.service';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { SlowStatementsInterceptor } from './http/slow-statements';
-import { adventureInfrastructure } from '@chronicle/adventure-store';
+import { adventureInfrastructure, PLAYED_PROJECTION_CACHE } from '@chronicle/adventure-store';
 import { MetricsModule } from '@chronicle/metrics';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { TurnStreamModule } from '@chronicle/turn-stream';
@@ -37,7 +37,7 @@ export class ApiModule {
     return {
       module: ApiModule,
       imports: [
-        ...adventureInfrastructure(config),
+        ...adventureInfrastructure(config, PLAYED_PROJECTION_CACHE),
         TurnStreamModule.forRoot({
           redisUrl: config.redisUrl,
           prefix: config.queuePrefix,

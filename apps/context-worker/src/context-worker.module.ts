@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { AccountsModule, keysEqual } from '@chronicle/accounts';
-import { adventureInfrastructure } from '@chronicle/adventure-store';
+import { adventureInfrastructure, PLAYED_PROJECTION_CACHE } from '@chronicle/adventure-store';
 import { modelConfigOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { meteredMemoryCalls, MetricsModule, workerMetricsServer } from '@chronicle/metrics';
@@ -18,15 +18,6 @@ import { FinishedNarrationStore } from './finished-narration.store';
 import { NarrateProcessor } from './narrate.processor';
 import { TurnReconciler } from './turn.reconciler';
 import { WORKER_CONFIG } from './worker-config.token';
-
-/**
- * Every worker takes any adventure's turn, so each one meets every adventure being played: a
- * projection cache smaller than that loads most turns from a snapshot (a read, a decode, a fold
- * of up to SNAPSHOT_EVERY events, the window's texts read again) instead of one read of the
- * player's action. Thousands of young adventures fit; the weight (about a kilobyte a unit, so
- * some 150 MB at most) keeps long ones from filling the process.
- */
-const NARRATE_PROJECTION_CACHE = { cacheSize: 4_096, cacheWeight: 150_000 };
 
 /** The narrate worker's BullMQ options, from configuration. */
 export function narrateWorkerOptions(config: AppConfig): Partial<WorkerOptions> {
@@ -53,7 +44,7 @@ export class ContextWorkerModule {
     return {
       module: ContextWorkerModule,
       imports: [
-        ...adventureInfrastructure(config, NARRATE_PROJECTION_CACHE),
+        ...adventureInfrastructure(config, PLAYED_PROJECTION_CACHE),
         // Each narration's tokens go onto its owner's daily counter, which the API's budget reads.
         AccountsModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),
         // Retrieval embeds the turn's query with the installation's embedder (offline: no key),

@@ -18,6 +18,16 @@ export interface InfrastructureConfig {
 }
 
 /**
+ * The projection cache of a process that meets every adventure being played: each API takes any
+ * player's request and each narrate worker any turn (behind a round robin, one player's POST and
+ * stream land on different APIs). A cache smaller than the adventures in play loads most requests
+ * from a snapshot (a read, a decode, a fold of up to SNAPSHOT_EVERY events, the window's texts
+ * read again) instead of one read of the events since. Thousands of young adventures fit; the
+ * weight (about a kilobyte a unit, so some 150 MB at most) keeps long ones from filling it.
+ */
+export const PLAYED_PROJECTION_CACHE = { cacheSize: 4_096, cacheWeight: 150_000 };
+
+/**
  * What every app stands on, configured one way: the event store (one pool,
  * and the outbox sweeper — every app appends events that carry jobs, so every
  * app relays its own and sweeps what a crash left behind), the queue producer
