@@ -330,6 +330,20 @@ describe('OpenAiModelClient against an OpenAI-compatible server', () => {
       expect(server.requests[0].aborted).toBe(true);
     });
 
+    it('a consumer that stops reading early closes the HTTP stream; one that reads to the end leaves nothing to close', async () => {
+      server.enqueue({ text: 'a long reply that keeps coming', chunks: 10, delayMs: 100 });
+      for await (const event of client.streamNarration(narration())) {
+        if (event.type === 'text') break;
+      }
+      await waitFor(() => server.requests[0]?.endedAt !== undefined);
+      expect(server.requests[0].aborted).toBe(true);
+
+      server.enqueue({ text: 'a whole reply', chunks: 3 });
+      expect((await collect(client.streamNarration(narration()))).at(-1)?.type).toBe('done');
+      await waitFor(() => server.requests[1]?.endedAt !== undefined);
+      expect(server.requests[1].aborted).toBe(false);
+    });
+
     it('an already aborted signal cancels before sending', async () => {
       const controller = new AbortController();
       controller.abort();

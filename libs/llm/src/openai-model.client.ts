@@ -180,6 +180,7 @@ export class OpenAiModelClient implements ModelClient {
           if (choice.finish_reason) finishReason = choice.finish_reason;
         }
       }
+      call.readToEnd();
       // the package ends an aborted stream quietly; say why it ended
       call.throwIfStopped(ctx);
       if (!finishReason) throw cutError(ctx, `${received} characters received, no finish reason`);
@@ -211,6 +212,7 @@ export class OpenAiModelClient implements ModelClient {
         } as OpenAI.ChatCompletionCreateParamsNonStreaming,
         { signal: call.signal },
       );
+      call.readToEnd();
       const choice = (response.choices?.[0] ?? {}) as LooseChoice;
       return {
         text: textOf(choice),
@@ -307,15 +309,18 @@ export function withBreakpoints(
 export interface BoundedCall {
   signal: AbortSignal;
   throwIfStopped(ctx: ErrorContext): void;
+  /** The response has been read to its end: `release` has no connection left to close. */
+  readToEnd(): void;
   release(): void;
 }
 
-/** Why a finished call's signal is aborted (`release`): nothing reads it after that. */
+/** Why a call left unfinished is aborted (`release`): nothing reads it after that. */
 const RELEASED = new Error('the model call was released');
 
 export function boundedCall(timeoutMs: number, signal?: AbortSignal): BoundedCall {
   const controller = new AbortController();
   let timedOut = false;
+  let readToEnd = false;
   const cancel = () => controller.abort();
   if (signal?.aborted) controller.abort();
   else signal?.addEventListener('abort', cancel, { once: true });
@@ -335,12 +340,16 @@ export function boundedCall(timeoutMs: number, signal?: AbortSignal): BoundedCal
         });
       }
     },
+    readToEnd() {
+      readToEnd = true;
+    },
     release() {
       clearTimeout(timer);
       signal?.removeEventListener('abort', cancel);
-      // a consumer that stopped reading early must not leave the HTTP stream open; one reason for
-      // every call, as an abort without one builds a DOMException, stack and all, every turn
-      controller.abort(RELEASED);
+      // A consumer that stopped reading early must not leave the HTTP stream open. A response read
+      // to its end has nothing open, and its abort was the dearest part of a turn's call: the SDK
+      // aborts its own controller in turn, and each abort builds a DOMException, stack and all.
+      if (!readToEnd) controller.abort(RELEASED);
     },
   };
 }

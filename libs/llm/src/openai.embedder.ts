@@ -74,6 +74,7 @@ export class OpenAiEmbedder implements Embedder {
         },
         { signal: call.signal },
       );
+      call.readToEnd();
       const byIndex = [...response.data].sort((a, b) => a.index - b.index);
       if (byIndex.length !== batch.length) {
         throw toModelError(
