@@ -57,6 +57,9 @@ function deliver(follower: Follower, entry: TurnStreamEntry): void {
 /** Resolves when `connection` can take commands; rejects if it ends first. */
 function ready(connection: RedisClient): Promise<void> {
   if (connection.status === 'ready') return Promise.resolve();
+  if (connection.status === 'end') {
+    return Promise.reject(new Error('the turn stream connection to Redis ended'));
+  }
   return new Promise((resolve, reject) => {
     const onReady = () => {
       connection.off('end', onEnd);
@@ -103,7 +106,13 @@ class Subscriber {
         followers: new Set(),
         // Only once the connection is ready: ioredis's own checks on (re)connecting are
         // commands a connection in subscriber mode may not send.
-        subscribed: ready(connection).then(() => connection.subscribe(key).then(() => undefined)),
+        subscribed: ready(connection)
+          .then(() => connection.subscribe(key))
+          .then(() => {
+            // Its followers all left (or failed) before the SUBSCRIBE went out: their UNSUBSCRIBE
+            // went first, so this one is dropped here, unless a new follower wants the channel.
+            if (!this.channels.has(key)) connection.unsubscribe(key).catch(() => undefined);
+          }),
       };
       const joined = channel;
       this.channels.set(key, joined);
@@ -155,7 +164,9 @@ class Subscriber {
       autoResubscribe: false,
     });
     connection.on('error', () => undefined);
-    connection.on('message', (channel: string, message: string) => this.onMessage(channel, message));
+    connection.on('message', (channel: string, message: string) =>
+      this.onMessage(channel, message),
+    );
     connection.on('close', () => {
       if (!this.closed) this.failAll(new Error('the turn stream connection to Redis closed'));
     });

@@ -165,6 +165,25 @@ describe('turn stream', () => {
     }
   });
 
+  it('leaves no subscription behind for a follower that left before its SUBSCRIBE went out', async () => {
+    const hub = new TurnStreamHub(redis, prefix, 1);
+    try {
+      const left = new AbortController();
+      // A new hub's connection is still opening: the SUBSCRIBE waits for it, the leave does not.
+      const following = follow(hub, 'gone', { signal: left.signal });
+      left.abort();
+      expect(await following).toEqual([]);
+      await tick(300);
+      expect(await redis.pubsub('NUMSUB', publisher.key('gone'))).toEqual([
+        publisher.key('gone'),
+        0,
+      ]);
+      expect(hub.streams).toBe(0);
+    } finally {
+      hub.close();
+    }
+  });
+
   it("ends its followers with an error when a subscriber's connection closes, and serves new ones after", async () => {
     const hub = new TurnStreamHub(redis, prefix, 1);
     try {
