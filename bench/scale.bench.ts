@@ -22,7 +22,7 @@ import { AppSystem, checkHistory, HistoryLedger, type HistoryReport } from '@chr
 import { BENCH_ENV, benchKey, createAdventure, drainOutput } from './apps';
 import type { BenchOptions } from './run';
 import { play, ModelTimes, ScalePlayer, type PlayResult } from './scale/players';
-import { Probes, spent } from './scale/probes';
+import { Probes, spent, type BackendWaits } from './scale/probes';
 import { scaleReport, throughputAdventures, type Measured, type ScaleConfig } from './scale/report';
 import { MODEL_LATENCY_MS, startThread, type ModelMessage } from './scale/threads';
 
@@ -97,13 +97,25 @@ async function retried<T>(step: () => Promise<T>): Promise<T> {
   }
 }
 
-async function measured(probes: Probes, run: () => Promise<PlayResult>): Promise<Measured> {
+async function measured(
+  probes: Probes,
+  run: () => Promise<PlayResult>,
+  sampleWaits = false,
+): Promise<Measured> {
   const before = await probes.read();
-  const result = await run();
+  let waits: BackendWaits | undefined;
+  let result: PlayResult;
+  if (sampleWaits) ({ result, waits } = await probes.sampleWaits(run()));
+  else result = await run();
   // Postgres counts a transaction when it reports its statistics (about once a second)
   await new Promise((resolve) => setTimeout(resolve, 1_100));
   const after = await probes.read();
-  return { play: result, spent: spent(before, after), processes: Object.keys(after.cpu).length };
+  return {
+    play: result,
+    spent: spent(before, after),
+    processes: Object.keys(after.cpu).length,
+    ...(waits && { waits }),
+  };
 }
 
 // Over 80 lines on purpose: the phases in the order they run on one system (a. changes the
@@ -190,12 +202,15 @@ export default async function scaleBench(options: BenchOptions = {}): Promise<st
       const steps: Measured[] = [];
       for (const [i, adventures] of config.steps.entries()) {
         steps.push(
-          await measured(probe, () =>
-            play(players.slice(0, adventures), {
-              seconds: config.seconds,
-              thinkMeanMs: config.thinkMs,
-              seed: 10 + i,
-            }),
+          await measured(
+            probe,
+            () =>
+              play(players.slice(0, adventures), {
+                seconds: config.seconds,
+                thinkMeanMs: config.thinkMs,
+                seed: 10 + i,
+              }),
+            true,
           ),
         );
       }
@@ -212,6 +227,7 @@ export default async function scaleBench(options: BenchOptions = {}): Promise<st
         history,
         idle,
         load: [loadAtStart, os.loadavg()[0]],
+        durability: probe.durability,
       });
     });
   } finally {

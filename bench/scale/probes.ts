@@ -1,8 +1,12 @@
 // What the scale bench reads around each step to say where the CPU went: the apps' and this
 // process's CPU seconds (/proc), the Postgres server's (its postmaster and every backend, from
 // /proc, through postmaster.pid), the Redis server's own count (INFO cpu), and the work they
-// did: Postgres transactions, rows inserted and WAL bytes; Redis commands. The bench runs on a
-// private Postgres and Redis (devenv.sh), so the servers' totals are the bench's.
+// did: Postgres transactions, rows inserted and WAL bytes; Redis commands; and, sampled while a
+// step runs, what the database's busy backends are doing (on a CPU, or waiting: for the WAL's
+// flush, a lock, the client). The servers are TEST_POSTGRES_URL's and TEST_REDIS_URL's: on a
+// private pair (devenv.sh) their totals are the bench's alone. The report states the server's
+// durability settings as read, since a commit that waits for its WAL flush costs what one that
+// does not never shows.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
@@ -27,8 +31,19 @@ export interface Spent {
   redis: Reading['redis'];
 }
 
+/** Backends of the bench's database seen active, sampled every WAIT_SAMPLE_MS during a step. */
+export interface BackendWaits {
+  samples: number;
+  /** backend-samples by `wait_event_type:wait_event` (`CPU` when it waited on nothing) */
+  byWait: Record<string, number>;
+}
+
+const WAIT_SAMPLE_MS = 250;
+
 export class Probes {
   private postmasterPid?: number;
+  /** The server's `fsync` and `synchronous_commit`, as read at the start. */
+  durability = 'unknown';
 
   constructor(
     private readonly database: string,
@@ -44,9 +59,11 @@ export class Probes {
     const probes = new Probes(database, new Redis(redisUrl, { lazyConnect: true }), processes);
     await probes.redis.connect();
     probes.postmasterPid = await withAdminClient(async (client) => {
-      const { rows } = await client.query<{ dir: string }>(
-        "SELECT current_setting('data_directory') AS dir",
+      const { rows } = await client.query<{ dir: string; fsync: string; sync: string }>(
+        `SELECT current_setting('data_directory') AS dir, current_setting('fsync') AS fsync,
+                current_setting('synchronous_commit') AS sync`,
       );
+      probes.durability = `fsync ${rows[0].fsync}, synchronous_commit ${rows[0].sync}`;
       try {
         return Number(readFileSync(join(rows[0].dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
       } catch {
@@ -94,6 +111,33 @@ export class Probes {
       postgres,
       redis: { commands: field('total_commands_processed') },
     };
+  }
+
+  /** What the database's active backends wait on while `run` runs (one sample a quarter second). */
+  async sampleWaits<T>(run: Promise<T>): Promise<{ result: T; waits: BackendWaits }> {
+    const waits: BackendWaits = { samples: 0, byWait: {} };
+    let done = false;
+    const finished = run.finally(() => (done = true));
+    await withAdminClient(async (client) => {
+      while (!done) {
+        const { rows } = await client.query<{ wait: string; n: string }>(
+          `SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS wait, count(*) AS n
+             FROM pg_stat_activity
+            WHERE datname = $1 AND state = 'active' AND backend_type = 'client backend'
+              AND pid <> pg_backend_pid()
+            GROUP BY 1`,
+          [this.database],
+        );
+        waits.samples += 1;
+        for (const row of rows)
+          waits.byWait[row.wait] = (waits.byWait[row.wait] ?? 0) + Number(row.n);
+        await Promise.race([
+          finished,
+          new Promise((resolve) => setTimeout(resolve, WAIT_SAMPLE_MS)),
+        ]);
+      }
+    });
+    return { result: await finished, waits };
   }
 
   /** The postmaster's CPU (with its reaped children's) and that of every live backend. */

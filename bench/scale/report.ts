@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import type { HistoryReport } from '@chronicle/testing';
 import { ms, summarize } from '../stats';
 import type { PlayResult, TurnSample } from './players';
-import type { Spent } from './probes';
+import type { BackendWaits, Spent } from './probes';
 
 export interface ScaleConfig {
   adventures: number;
@@ -26,6 +26,8 @@ export interface Measured {
   play: PlayResult;
   spent: Spent;
   processes: number;
+  /** sampled while the step ran (the steps of c. only) */
+  waits?: BackendWaits;
 }
 
 export const TARGET_RATIO = 1.8;
@@ -42,6 +44,8 @@ interface Inputs {
   idle: Spent;
   /** the machine's 1-minute load average at the start and at the end */
   load: [number, number];
+  /** the Postgres server's fsync and synchronous_commit, as read */
+  durability: string;
 }
 
 const verdict = (ok: boolean) => (ok ? 'met' : '**missed**');
@@ -94,6 +98,24 @@ function stepRow(
 }
 
 /** Every process's share of one core during a step: which one is nearest its own limit. */
+/**
+ * What a step's busy Postgres backends were doing: how many were active at a sample, on average,
+ * and the share of those backend-samples by what they waited on (CPU: nothing).
+ */
+function backendLine(step: Measured, adventures: number): string | null {
+  const waits = step.waits;
+  if (!waits || waits.samples === 0) return null;
+  const total = Object.values(waits.byWait).reduce((sum, n) => sum + n, 0);
+  const at = `- Postgres at ${adventures.toLocaleString('en')} adventures (pg_stat_activity every 250 ms, ${waits.samples} samples): `;
+  if (total === 0) return `${at}no backend was ever seen active.`;
+  const shares = Object.entries(waits.byWait)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([wait, n]) => `${wait} ${pct(n / total)}`)
+    .join(', ');
+  return `${at}${(total / waits.samples).toFixed(1)} backends active at a time on average; of those, ${shares}.`;
+}
+
 function coreShares(step: Measured): string {
   return Object.entries(step.spent.cpu)
     .sort(([, a], [, b]) => b - a)
@@ -193,7 +215,7 @@ export function scaleReport(inputs: Inputs): string {
     `## Scale: many processes on one Postgres and one Redis (issue 19)`,
     '',
     `Built apps as processes: 2 API processes behind a round-robin proxy (in the bench, no stickiness), ` +
-      `context workers as below, 1 memory worker; one private Postgres (fsync off, as every dev server here) and one Redis. ` +
+      `context workers as below, 1 memory worker; one Postgres (${inputs.durability}) and one Redis. ` +
       `The fake model answers every generation in ${config.modelLatencyMs} ms, streamed in chunks; it runs on a thread of its own ` +
       `and the proxy on another, so the players on the main thread do not delay what they measure. ` +
       `${cores} cores, shared with other work (the machine's busy share is in the table). ` +
@@ -262,5 +284,8 @@ export function scaleReport(inputs: Inputs): string {
     `- Where the CPU goes: the Node processes take ${node.toFixed(1)} ms a turn (${pct(node / serverMs)}), Postgres ${cpuMsPerTurn(top, ['postgres']).toFixed(1)} (${pct(cpuMsPerTurn(top, ['postgres']) / serverMs)}), Redis ${cpuMsPerTurn(top, ['redis']).toFixed(1)} (${pct(cpuMsPerTurn(top, ['redis']) / serverMs)}). ` +
       `Each process's share of one core at that step: ${coreShares(top)}. ` +
       `A Node process and the Redis server each run on one core: the first of them to near 100% is the next bottleneck, then more processes (on more cores) move it; Postgres uses a core per busy backend.`,
+    ...[...new Set([top, target].filter((s): s is Measured => s !== undefined))]
+      .map((step) => backendLine(step, config.steps[steps.indexOf(step)]))
+      .filter((line): line is string => line !== null),
   ].join('\n');
 }
