@@ -44,6 +44,15 @@ describe('RedisScript', () => {
     await redis.del(key);
   });
 
+  it('given a script whose calls must run in the order sent, when it runs, then it is sent whole every time', async () => {
+    const script = new RedisScript(`-- ${randomUUID()}\nreturn 1`, 0, { inOrder: true });
+    const sent = await commandsOf(async () => {
+      await script.run(redis);
+      await script.run(redis);
+    });
+    expect(sent).toEqual(['eval', 'eval']);
+  });
+
   it("given a script that fails, when it runs, then the script's own error is thrown, not retried", async () => {
     const script = new RedisScript(`return redis.error_reply('NOPE ${randomUUID()}')`, 0);
     await script.run(redis).catch(() => undefined); // now cached

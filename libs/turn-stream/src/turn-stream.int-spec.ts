@@ -1,5 +1,5 @@
-import { testQueuePrefix, TEST_REDIS_URL } from '@chronicle/testing';
-import { installationKeyPatterns } from '@chronicle/platform';
+import { PrivateRedis, testQueuePrefix, TEST_REDIS_URL } from '@chronicle/testing';
+import { createCommandConnection, installationKeyPatterns } from '@chronicle/platform';
 import Redis from 'ioredis';
 import { TurnStreamPublisher } from './turn-stream';
 import { compareEntryIds, TurnStreamHub } from './turn-stream.hub';
@@ -327,6 +327,41 @@ describe('turn stream', () => {
         1,
       ),
     ).toBe(false);
+  });
+
+  it('writes numbered batches sent without waiting in their order, on a server that has never run its scripts', async () => {
+    // A fresh server knows no script: sent by SHA, the first batch's NOSCRIPT and its EVAL would
+    // let a later batch that found the script cached run ahead of it (and the first be skipped
+    // as already written). The turn stream's scripts are sent whole for that reason.
+    const fresh = await PrivateRedis.start();
+    const client = createCommandConnection(fresh.url, 'test-fresh-scripts');
+    try {
+      const own = new TurnStreamPublisher(client, prefix);
+      await own.publish('o1', 'player', { action: null });
+      await own.claim('o1', 'attempt-a', false);
+      const sent: Promise<boolean>[] = [];
+      for (let batch = 1; batch <= 30; batch++) {
+        sent.push(
+          own.publishFenced(
+            'o1',
+            'attempt-a',
+            [{ event: 'chunk', data: { text: `${batch} ` } }],
+            batch,
+          ),
+        );
+        // one batch a turn of the event loop, as a narration's chunks arrive
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(await Promise.all(sent)).toEqual(sent.map(() => true));
+      const text = (await own.entries('o1'))
+        .filter((entry) => entry.event === 'chunk')
+        .map((entry) => (entry.data as { text: string }).text)
+        .join('');
+      expect(text).toBe(Array.from({ length: 30 }, (_, i) => `${i + 1} `).join(''));
+    } finally {
+      client.disconnect();
+      await fresh.destroy();
+    }
   });
 
   it('writes a numbered batch sent twice (a client resending what Redis already ran) once', async () => {

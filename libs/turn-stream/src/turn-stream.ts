@@ -204,6 +204,10 @@ local function announce()
 end
 `;
 
+// A worker sends its numbered batches one after another without waiting, and they must run in
+// that order: these scripts go by EVAL, never by SHA (see RedisScript).
+const IN_ORDER = { inOrder: true };
+
 // ARGV[4]: '1' on a rerun; ARGV[5], ARGV[6]: the reset frame; ARGV[7]: the player frame's name.
 const CLAIM = new RedisScript(
   `${APPEND}
@@ -231,6 +235,7 @@ end
 return 0
 `,
   3,
+  IN_ORDER,
 );
 
 // An unfenced write (the API's frames: player, script messages, a cancel's error). KEYS: the
@@ -246,6 +251,7 @@ announce()
 return ids
 `,
   1,
+  IN_ORDER,
 );
 
 // ARGV[4]: the batch's number; ARGV[5..]: event, data pairs.
@@ -263,6 +269,7 @@ announce()
 return 1
 `,
   3,
+  IN_ORDER,
 );
 
 // ARGV[4..7]: the reset and the chunk {text} replayed when the fence moved; ARGV[8..9]: the done
@@ -295,6 +302,7 @@ redis.call('SET', KEYS[3], 'done:0', 'EX', ARGV[2])
 return 0
 `,
   3,
+  IN_ORDER,
 );
 
 /** A turn's stream: hash-tagged by its shard (see redisKeys), so a shard's streams share a slot. */
