@@ -1,4 +1,4 @@
-import { duplicateRedis, type RedisClient } from '@chronicle/platform';
+import { duplicateRedis, waitForRedis, type RedisClient } from '@chronicle/platform';
 import { fromNotice, toEntry, turnStreamKey } from './turn-stream';
 import { isFinal, type TurnStreamEntry } from './turn-stream.frames';
 
@@ -54,26 +54,6 @@ function deliver(follower: Follower, entry: TurnStreamEntry): void {
   follower.wake?.();
 }
 
-/** Resolves when `connection` can take commands; rejects if it ends first. */
-function ready(connection: RedisClient): Promise<void> {
-  if (connection.status === 'ready') return Promise.resolve();
-  if (connection.status === 'end') {
-    return Promise.reject(new Error('the turn stream connection to Redis ended'));
-  }
-  return new Promise((resolve, reject) => {
-    const onReady = () => {
-      connection.off('end', onEnd);
-      resolve();
-    };
-    const onEnd = () => {
-      connection.off('ready', onReady);
-      reject(new Error('the turn stream connection to Redis ended'));
-    };
-    connection.once('ready', onReady);
-    connection.once('end', onEnd);
-  });
-}
-
 function fail(follower: Follower, error: Error): void {
   follower.error = error;
   follower.wake?.();
@@ -105,8 +85,9 @@ class Subscriber {
       channel = {
         followers: new Set(),
         // Only once the connection is ready: ioredis's own checks on (re)connecting are
-        // commands a connection in subscriber mode may not send.
-        subscribed: ready(connection)
+        // commands a connection in subscriber mode may not send. Bounded (waitForRedis's 5 s): a
+        // follow while Redis is away fails, as a failed read did, rather than wait without end.
+        subscribed: waitForRedis(connection)
           .then(() => connection.subscribe(key))
           .then(() => {
             // Its followers all left (or failed) before the SUBSCRIBE went out: their UNSUBSCRIBE
