@@ -139,16 +139,16 @@ describe('AccountsRepository', () => {
     expect(await accounts.authenticate('nonsense')).toBeNull();
     const [, prefix] = created.key.split('_');
     expect(await accounts.authenticate(`chr_${prefix}_${'b'.repeat(43)}`)).toBeNull();
-    expect(await accounts.revokeKey(other.id, created.id)).toBe(false);
+    expect(await accounts.revokeKey(other.id, created.id)).toBeNull();
     expect(await accounts.authenticate(created.key)).not.toBeNull();
-    expect(await accounts.revokeKey(user.id, created.id)).toBe(true);
+    expect(await accounts.revokeKey(user.id, created.id)).toEqual({ prefix: created.prefix });
     expect(await accounts.authenticate(created.key)).toBeNull();
-    expect(await accounts.revokeKey(user.id, created.id)).toBe(true);
+    expect(await accounts.revokeKey(user.id, created.id)).toEqual({ prefix: created.prefix });
     expect(await accounts.createKey(randomUUID())).toBeNull();
     expect(await accounts.getUser('not-a-uuid')).toBeNull();
   });
 
-  it('trusts a found key for the cache TTL: a revoke here drops it at once, one elsewhere shows after the TTL', async () => {
+  it('trusts a found key for the cache TTL: a revoke here or a forget drops it at once, an unannounced one elsewhere shows after the TTL', async () => {
     let clock = 1_000_000;
     const here = new AccountsRepository(db, { keyCacheTtlMs: 10_000, now: () => clock });
     const elsewhere = new AccountsRepository(db); // another API instance
@@ -161,14 +161,35 @@ describe('AccountsRepository', () => {
     const [, prefix] = first.key.split('_');
     expect(await here.authenticate(`chr_${prefix}_${'c'.repeat(43)}`)).toBeNull();
 
-    expect(await here.revokeKey(user.id, first.id)).toBe(true);
+    expect(await here.revokeKey(user.id, first.id)).toEqual({ prefix: first.prefix });
     expect(await here.authenticate(first.key)).toBeNull();
 
-    expect(await elsewhere.revokeKey(user.id, second.id)).toBe(true);
+    expect(await elsewhere.revokeKey(user.id, second.id)).toEqual({ prefix: second.prefix });
     clock += 9_999;
     expect(await here.authenticate(second.key)).not.toBeNull();
     clock += 2;
     expect(await here.authenticate(second.key)).toBeNull();
+
+    // a revoke elsewhere, announced: forgotten here at once
+    const third = (await here.createKey(user.id))!;
+    expect(await here.authenticate(third.key)).not.toBeNull();
+    const revoked = await elsewhere.revokeKey(user.id, third.id);
+    here.forgetKey(revoked!.prefix);
+    expect(await here.authenticate(third.key)).toBeNull();
+  });
+
+  it('given a forget while a key is being looked up, when the lookup answers, then its row is not cached', async () => {
+    const here = new AccountsRepository(db, { keyCacheTtlMs: 60_000 });
+    const elsewhere = new AccountsRepository(db);
+    const user = await here.createUser({ name: 'ed' });
+    const key = (await here.createKey(user.id))!;
+    // the lookup's SELECT is on its way when the announcement of a revoke arrives: the row it
+    // reads may predate the revoke, so it answers for this request only
+    const looking = here.authenticate(key.key);
+    here.forgetKey(key.prefix);
+    expect(await looking).not.toBeNull();
+    await elsewhere.revokeKey(user.id, key.id);
+    expect(await here.authenticate(key.key)).toBeNull();
   });
 
   it('creates the development key once, only while there are no users', async () => {

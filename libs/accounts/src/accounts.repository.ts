@@ -9,8 +9,10 @@ import { LruCache } from '@chronicle/platform';
 //
 // Every /v1 request authenticates, so a key found in the database is kept in memory for a few
 // seconds (by prefix, with its stored hash: a hit still checks the secret, and no secret is held).
-// A revoke through this instance drops the key at once; one through another API instance is seen
-// here when the entry expires, so the cache's time to live is the worst-case revocation delay.
+// A revoke drops the key from this instance's cache at once, and the API announces it on the
+// control plane so every other instance drops it too (`forgetKey`). A pub/sub message is not
+// stored: an instance that misses it (Redis away at that moment) sees the revoke when the entry
+// expires, so the cache's time to live stays the worst-case revocation delay.
 
 export interface User {
   id: string;
@@ -62,8 +64,18 @@ interface CachedKey {
 /** Serialises the first-start development key across API instances starting at once. */
 const DEV_KEY_LOCK = 0x63687231; // "chr1"
 
+/** A key as revoked: its prefix names it in every instance's cache (see `forgetKey`). */
+export interface RevokedKey {
+  prefix: string;
+}
+
 export class AccountsRepository {
   private readonly keys: LruCache<string, CachedKey> | null;
+  /**
+   * Counts the keys forgotten: a lookup that began before a forget may hold the row as it was
+   * before the revoke, and must not put it in the cache (it would outlive the revoke by a TTL).
+   */
+  private forgets = 0;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -104,9 +116,12 @@ export class AccountsRepository {
     return rows.map(toKeyInfo);
   }
 
-  /** Revokes a key of this user: true when it exists (revoking twice is not an error). */
-  async revokeKey(userId: string, keyId: string): Promise<boolean> {
-    if (!isUuid(userId) || !isUuid(keyId)) return false;
+  /**
+   * Revokes a key of this user; null when it does not exist (revoking twice is not an error).
+   * The key is forgotten here; other instances learn it from the caller's announcement.
+   */
+  async revokeKey(userId: string, keyId: string): Promise<RevokedKey | null> {
+    if (!isUuid(userId) || !isUuid(keyId)) return null;
     const row = await this.db
       .updateTable('api_keys')
       .set({ revoked_at: sql<Date>`coalesce(revoked_at, now())` })
@@ -114,8 +129,15 @@ export class AccountsRepository {
       .where('user_id', '=', userId)
       .returning('prefix')
       .executeTakeFirst();
-    if (row) this.keys?.delete(row.prefix);
-    return row !== undefined;
+    if (!row) return null;
+    this.forgetKey(row.prefix);
+    return { prefix: row.prefix };
+  }
+
+  /** Drops a key from the cache: its next use asks the database (a revoke anywhere). */
+  forgetKey(prefix: string): void {
+    this.forgets += 1;
+    this.keys?.delete(prefix);
   }
 
   /** The user a key belongs to, or null for a malformed, unknown or revoked key. */
@@ -128,6 +150,7 @@ export class AccountsRepository {
         ? { user: cached.user, keyId: cached.keyId }
         : null;
     }
+    const forgetsBefore = this.forgets;
     const row = await this.db
       .selectFrom('api_keys as k')
       .innerJoin('users as u', 'u.id', 'k.user_id')
@@ -151,7 +174,9 @@ export class AccountsRepository {
     }
     if (row.last_used_stale) await this.touch(row.key_id);
     const user = toUser(row);
-    this.keys?.set(parts.prefix, { keyId: row.key_id, secretHash: row.secret_hash, user });
+    if (this.forgets === forgetsBefore) {
+      this.keys?.set(parts.prefix, { keyId: row.key_id, secretHash: row.secret_hash, user });
+    }
     return { user, keyId: row.key_id };
   }
 

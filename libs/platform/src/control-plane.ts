@@ -23,7 +23,8 @@ import { isClusterUrl } from './redis-target';
 import { firstValueFrom } from 'rxjs';
 
 // The control plane: signals that fan out to every process and need no queue
-// (cancel a turn in flight; ask the workers who is alive and busy). It rides
+// (cancel a turn in flight; ask the workers who is alive and busy; tell every
+// API instance a key was revoked, so none trusts its cached copy). It rides
 // on @nestjs/microservices' Redis transport, i.e. Redis pub/sub: a message
 // reaches whoever is subscribed now and is never stored, which is right for a
 // signal and wrong for work (work goes through BullMQ).
@@ -40,6 +41,7 @@ export const CONTROL_PATTERNS = {
   cancelTurn: 'chronicle.turn.cancel',
   rollCall: 'chronicle.workers.roll-call',
   present: 'chronicle.workers.present',
+  keyRevoked: 'chronicle.keys.revoked',
 } as const;
 
 export type AppName = 'api' | 'context-worker' | 'memory-worker';
@@ -74,6 +76,9 @@ interface PresentSignal extends Envelope {
   requestId: string;
   worker: WorkerPresence;
 }
+interface KeyRevokedSignal extends Envelope {
+  prefix: string;
+}
 
 export interface ControlPlaneOptions {
   redisUrl: string;
@@ -86,6 +91,9 @@ const CONTROL_CLIENT = Symbol('CONTROL_CLIENT');
 
 /** Delay between reconnects of the control plane after Redis went away. */
 const RECONNECT_DELAY_MS = 1_000;
+
+/** How long a sender waits for a signal to be published (see ControlPlane.emit). */
+export const SIGNAL_SEND_TIMEOUT_MS = 2_000;
 
 function redisTransport(redisUrl: string) {
   const retry = {
@@ -181,6 +189,7 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly jobs = new Map<string, JobInFlight>();
   private readonly aborts = new Map<string, AbortController>();
   private readonly rollCalls = new Map<string, WorkerPresence[]>();
+  private readonly keyRevokedListeners: Array<(prefix: string) => void> = [];
 
   constructor(
     @Inject(CONTROL_OPTIONS) private readonly options: ControlPlaneOptions,
@@ -267,11 +276,53 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
     this.rollCalls.get(signal.requestId)?.push(signal.worker);
   }
 
+  // ---- a key revoked on one API instance ----
+
+  /** Tells every process that the key with this prefix was revoked. */
+  async announceKeyRevoked(prefix: string): Promise<void> {
+    await this.emit(CONTROL_PATTERNS.keyRevoked, { prefix });
+  }
+
+  /** Calls `listener` with each revoked key's prefix announced by any process, this one's too. */
+  whenKeyRevoked(listener: (prefix: string) => void): void {
+    this.keyRevokedListeners.push(listener);
+  }
+
+  onKeyRevoked(signal: KeyRevokedSignal): void {
+    if (signal.installation !== this.options.installation) return;
+    if (typeof signal.prefix !== 'string') return;
+    for (const listener of this.keyRevokedListeners) listener(signal.prefix);
+  }
+
+  /**
+   * Publishes a signal, waiting at most SIGNAL_SEND_TIMEOUT_MS: with Redis away the client holds
+   * the PUBLISH until it reconnects, and a caller (an admin's revoke, a player's cancel) must
+   * get its answer now. The held PUBLISH still goes out on reconnect, late but harmless.
+   */
   private async emit(pattern: string, payload: object): Promise<void> {
-    await firstValueFrom(
-      this.client.emit(pattern, { installation: this.options.installation, ...payload }),
-      { defaultValue: undefined },
-    );
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `the control plane did not take ${pattern} within ${SIGNAL_SEND_TIMEOUT_MS} ms`,
+            ),
+          ),
+        SIGNAL_SEND_TIMEOUT_MS,
+      );
+    });
+    try {
+      await Promise.race([
+        firstValueFrom(
+          this.client.emit(pattern, { installation: this.options.installation, ...payload }),
+          { defaultValue: undefined },
+        ),
+        timedOut,
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -306,6 +357,11 @@ export class ControlPlaneController {
   @EventPattern(CONTROL_PATTERNS.present)
   present(@Payload() signal: PresentSignal): void {
     this.controlPlane.onPresent(signal);
+  }
+
+  @EventPattern(CONTROL_PATTERNS.keyRevoked)
+  keyRevoked(@Payload() signal: KeyRevokedSignal): void {
+    this.controlPlane.onKeyRevoked(signal);
   }
 }
 

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagg
 import { NotFoundError } from '@chronicle/adventure';
 import { AccountsRepository } from '@chronicle/accounts';
 import { CreateApiKeyDto, CreateUserDto } from './admin-accounts.dto';
+import { KeyRevocations } from './key-revocations';
 
 // Users and keys, for the holder of ADMIN_API_KEY (the access guard checks it for /v1/admin).
 
@@ -10,7 +11,10 @@ import { CreateApiKeyDto, CreateUserDto } from './admin-accounts.dto';
 @ApiBearerAuth()
 @Controller('v1/admin/users')
 export class AdminAccountsController {
-  constructor(private readonly accounts: AccountsRepository) {}
+  constructor(
+    private readonly accounts: AccountsRepository,
+    private readonly revocations: KeyRevocations,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a user' })
@@ -39,9 +43,9 @@ export class AdminAccountsController {
 
   @Delete(':id/keys/:keyId')
   @HttpCode(HttpStatus.NO_CONTENT)
-  @ApiOperation({ summary: 'Revoke a key: it stops working at once' })
+  @ApiOperation({ summary: 'Revoke a key: it stops working at once, on every API instance' })
   async revokeKey(@Param('id') userId: string, @Param('keyId') keyId: string): Promise<void> {
-    if (!(await this.accounts.revokeKey(userId, keyId))) {
+    if (!(await this.revocations.revoke(userId, keyId))) {
       throw new NotFoundError(`key ${keyId} of user ${userId} not found`);
     }
   }
