@@ -178,6 +178,33 @@ describe('AccountsRepository', () => {
     expect(await here.authenticate(third.key)).toBeNull();
   });
 
+  it("changes a user's name and budget, and a cached key answers with the change once its user is forgotten", async () => {
+    const here = new AccountsRepository(db, { keyCacheTtlMs: 60_000 });
+    const elsewhere = new AccountsRepository(db, { keyCacheTtlMs: 60_000 });
+    const user = await here.createUser({ name: 'fay', dailyTokenBudget: 10 });
+    const key = (await here.createKey(user.id))!;
+    expect((await elsewhere.authenticate(key.key))?.user.dailyTokenBudget).toBe(10);
+
+    expect(await here.updateUser(user.id, { dailyTokenBudget: 20 })).toEqual({
+      ...user,
+      dailyTokenBudget: 20,
+    });
+    expect((await here.authenticate(key.key))?.user.dailyTokenBudget).toBe(20);
+    // the other instance answers from its cache until it is told
+    expect((await elsewhere.authenticate(key.key))?.user.dailyTokenBudget).toBe(10);
+    elsewhere.forgetUser(user.id);
+    expect((await elsewhere.authenticate(key.key))?.user.dailyTokenBudget).toBe(20);
+
+    expect(await here.updateUser(user.id, { name: 'faye', dailyTokenBudget: null })).toEqual({
+      ...user,
+      name: 'faye',
+      dailyTokenBudget: null,
+    });
+    expect(await here.updateUser(user.id, {})).toMatchObject({ name: 'faye' });
+    expect(await here.updateUser(randomUUID(), { name: 'x' })).toBeNull();
+    expect(await here.updateUser('not-a-uuid', { name: 'x' })).toBeNull();
+  });
+
   it('given a forget while a key is being looked up, when the lookup answers, then its row is not cached', async () => {
     const here = new AccountsRepository(db, { keyCacheTtlMs: 60_000 });
     const elsewhere = new AccountsRepository(db);
@@ -294,6 +321,33 @@ describe('DailyTokenBudget', () => {
     // another day has its own counter
     const tomorrow = new Date(utcDay(now).resetsAt.getTime() + 1000);
     expect(await budget.usedToday(userId, tomorrow)).toBe(0);
+  });
+
+  it("remembers an owner's own budget until it is forgotten; a read under way when it is forgotten is not remembered", async () => {
+    const budget = new DailyTokenBudget(db); // no counter: each check sums the log
+    const owner = await accounts.createUser({ name: 'gus', dailyTokenBudget: 1_000 });
+    await adventure(owner.id, [{ tokens: [400, 200] }]);
+    const now = new Date();
+    const setBudget = (dailyTokenBudget: number) =>
+      db
+        .updateTable('users')
+        .set({ daily_token_budget: dailyTokenBudget })
+        .where('id', '=', owner.id)
+        .execute();
+
+    expect(await budget.spentForOwner(owner.id, 0, now)).toBeNull();
+    await setBudget(500); // written by another process, not announced yet
+    expect(await budget.spentForOwner(owner.id, 0, now)).toBeNull();
+    budget.forgetOwner(owner.id); // announced
+    expect(await budget.spentForOwner(owner.id, 0, now)).toMatchObject({ budget: 500, used: 600 });
+
+    await setBudget(1_000);
+    budget.forgetOwner(owner.id);
+    const reading = budget.spentForOwner(owner.id, 0, now);
+    budget.forgetOwner(owner.id); // heard while that read was on its way
+    expect(await reading).toBeNull();
+    await setBudget(500);
+    expect(await budget.spentForOwner(owner.id, 0, now)).toMatchObject({ budget: 500 });
   });
 });
 

@@ -10,6 +10,7 @@ import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { closeRedis, COMMAND_TIMEOUT_MS, createCommandConnection } from '@chronicle/platform';
 import type { RedisClient } from '@chronicle/platform';
 import type { Kysely } from 'kysely';
+import { AccountChanges } from './account-changes';
 import { AccountsRepository } from './accounts.repository';
 import { AdventureOwners } from './adventure-owners.repository';
 import { RateLimiter } from './rate-limiter';
@@ -27,7 +28,8 @@ class AccountsRedisCloser implements OnApplicationShutdown {
 }
 
 /**
- * Accounts, ownership, budgets and rate limits; needs EventStoreModule (global) for the DB. The
+ * Accounts, ownership, budgets and rate limits; needs EventStoreModule (global) for the DB and
+ * ControlPlaneModule (global) to tell other processes of a changed account. The
  * context worker imports it too, to count each narration's tokens (DailyTokenBudget).
  */
 @Global()
@@ -65,8 +67,9 @@ export class AccountsModule {
           useFactory: (redis: RedisClient) => new RateLimiter(redis, options.prefix),
           inject: [ACCOUNTS_REDIS],
         },
+        AccountChanges,
       ],
-      exports: [AccountsRepository, AdventureOwners, DailyTokenBudget, RateLimiter],
+      exports: [AccountsRepository, AccountChanges, AdventureOwners, DailyTokenBudget, RateLimiter],
     };
   }
 }

@@ -9,10 +9,11 @@ import { LruCache } from '@chronicle/platform';
 //
 // Every /v1 request authenticates, so a key found in the database is kept in memory for a few
 // seconds (by prefix, with its stored hash: a hit still checks the secret, and no secret is held).
-// A revoke drops the key from this instance's cache at once, and the API announces it on the
-// control plane so every other instance drops it too (`forgetKey`). A pub/sub message is not
-// stored: an instance that misses it (Redis away at that moment) sees the revoke when the entry
-// expires, so the cache's time to live stays the worst-case revocation delay.
+// A revoke or a change to a user drops what this instance cached at once, and AccountChanges
+// announces it on the control plane so every other process drops it too (`forgetKey`,
+// `forgetUser`). A pub/sub message is not stored: a process that misses it (Redis away at that
+// moment) sees the change when the entry expires, so the cache's time to live stays the
+// worst-case delay.
 
 export interface User {
   id: string;
@@ -35,6 +36,13 @@ export interface ApiKeyInfo {
 /** A key as created: the only moment its whole text exists. */
 export interface CreatedApiKey extends ApiKeyInfo {
   key: string;
+}
+
+/** What an admin may change of a user; absent fields stay as they are. */
+export interface UserChange {
+  name?: string;
+  /** Model tokens a day; null: back to the installation's DAILY_TOKEN_BUDGET. */
+  dailyTokenBudget?: number | null;
 }
 
 export interface Authenticated {
@@ -100,6 +108,26 @@ export class AccountsRepository {
     return row ? toUser(row) : null;
   }
 
+  /** Changes a user; null when there is no such user. Their cached keys are forgotten here. */
+  async updateUser(userId: string, change: UserChange): Promise<User | null> {
+    if (!isUuid(userId)) return null;
+    const set: { name?: string; daily_token_budget?: number | null } = {};
+    if (change.name !== undefined) set.name = change.name;
+    if (change.dailyTokenBudget !== undefined) set.daily_token_budget = change.dailyTokenBudget;
+    const row =
+      Object.keys(set).length === 0
+        ? await this.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
+        : await this.db
+            .updateTable('users')
+            .set(set)
+            .where('id', '=', userId)
+            .returningAll()
+            .executeTakeFirst();
+    if (!row) return null;
+    this.forgetUser(userId);
+    return toUser(row);
+  }
+
   async createKey(userId: string, name = 'default'): Promise<CreatedApiKey | null> {
     if (!(await this.getUser(userId))) return null;
     return this.insertKey(this.db, userId, name);
@@ -138,6 +166,12 @@ export class AccountsRepository {
   forgetKey(prefix: string): void {
     this.forgets += 1;
     this.keys?.delete(prefix);
+  }
+
+  /** Drops every cached key of a user, and the user with them (a change anywhere). */
+  forgetUser(userId: string): void {
+    this.forgets += 1;
+    this.keys?.deleteWhere((cached) => cached.user.id === userId);
   }
 
   /** The user a key belongs to, or null for a malformed, unknown or revoked key. */

@@ -1,6 +1,7 @@
 export * from './accounts.errors';
 export * from './api-key';
 export * from './accounts.repository';
+export * from './account-changes';
 export * from './adventure-owners.repository';
 export * from './rate-limiter';
 export * from './token-budget';

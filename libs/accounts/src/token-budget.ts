@@ -58,14 +58,16 @@ const OWNER_BUDGET_CACHE_SIZE = 10_000;
 
 export class DailyTokenBudget {
   /**
-   * Each owner's own budget (`users.daily_token_budget`, null: the default), as long as the API
-   * trusts a key's account row (KEY_CACHE_TTL_MS): a changed budget reaches the worker's check
-   * as soon as it reaches the API's, and a turn's check reads Redis only.
+   * Each owner's own budget (`users.daily_token_budget`, null: the default), so a turn's check
+   * reads Redis only. A change is announced (AccountChanges → `forgetOwner`); one this process
+   * missed reaches it when the entry expires, as it reaches the API's key cache (KEY_CACHE_TTL_MS).
    */
   private readonly ownBudgets = new LruCache<string, { budget: number | null }>({
     capacity: OWNER_BUDGET_CACHE_SIZE,
     ttlMs: KEY_CACHE_TTL_MS,
   });
+  /** Owners forgotten so far: a read under way when one is forgotten is not cached. */
+  private forgets = 0;
 
   /**
    * @param redis the counters; null: every check sums the log (no Redis to share a counter in).
@@ -150,17 +152,24 @@ export class DailyTokenBudget {
     return this.spent(ownerId, own ?? defaultBudget, now);
   }
 
+  /** Drops an owner's remembered budget: the next check reads it again (a change anywhere). */
+  forgetOwner(ownerId: string): void {
+    this.forgets += 1;
+    this.ownBudgets.delete(ownerId);
+  }
+
   private async ownBudget(ownerId: string): Promise<number | null> {
     if (!isUuid(ownerId)) return null;
     const cached = this.ownBudgets.get(ownerId);
     if (cached) return cached.budget;
+    const forgetsBefore = this.forgets;
     const row = await this.db
       .selectFrom('users')
       .select('daily_token_budget')
       .where('id', '=', ownerId)
       .executeTakeFirst();
     const budget = row?.daily_token_budget ?? null;
-    this.ownBudgets.set(ownerId, { budget });
+    if (this.forgets === forgetsBefore) this.ownBudgets.set(ownerId, { budget });
     return budget;
   }
 

@@ -34,7 +34,7 @@ async function until(what: string, check: () => boolean, timeoutMs = 3_000): Pro
 }
 
 describe('ControlPlane', () => {
-  it('given three processes of two installations, when one announces a revoked key, then both of its installation hear it and the other does not', async () => {
+  it('given three processes of two installations, when one announces a revoked key and a changed user, then both of its installation hear them and the other does not', async () => {
     const installation = `test-${randomUUID().slice(0, 8)}`;
     const apps = await Promise.all([
       startProcess(TEST_REDIS_URL, installation),
@@ -43,16 +43,19 @@ describe('ControlPlane', () => {
     ]);
     try {
       const heard = apps.map(() => [] as string[]);
-      apps.forEach((app, i) =>
-        app.get(ControlPlane).whenKeyRevoked((prefix) => heard[i]!.push(prefix)),
-      );
+      apps.forEach((app, i) => {
+        app.get(ControlPlane).whenKeyRevoked((prefix) => heard[i]!.push(`key ${prefix}`));
+        app.get(ControlPlane).whenUserChanged((userId) => heard[i]!.push(`user ${userId}`));
+      });
       await apps[0]!.get(ControlPlane).announceKeyRevoked('abcdefghijkl');
-      await until('both processes of the installation heard it', () =>
-        heard.slice(0, 2).every((h) => h.length > 0),
+      await apps[0]!.get(ControlPlane).announceUserChanged('user-1');
+      await until('both processes of the installation heard both', () =>
+        heard.slice(0, 2).every((h) => h.length === 2),
       );
-      // the other installation's process had the same time, and more, to hear it
+      // the other installation's process had the same time, and more, to hear them
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(heard).toEqual([['abcdefghijkl'], ['abcdefghijkl'], []]);
+      const both = ['key abcdefghijkl', 'user user-1'];
+      expect(heard).toEqual([both, both, []]);
     } finally {
       await Promise.all(apps.map((app) => app.close()));
     }

@@ -24,7 +24,7 @@ import { firstValueFrom } from 'rxjs';
 
 // The control plane: signals that fan out to every process and need no queue
 // (cancel a turn in flight; ask the workers who is alive and busy; tell every
-// API instance a key was revoked, so none trusts its cached copy). It rides
+// process a key was revoked or a user changed, so none trusts its cached copy). It rides
 // on @nestjs/microservices' Redis transport, i.e. Redis pub/sub: a message
 // reaches whoever is subscribed now and is never stored, which is right for a
 // signal and wrong for work (work goes through BullMQ).
@@ -42,6 +42,7 @@ export const CONTROL_PATTERNS = {
   rollCall: 'chronicle.workers.roll-call',
   present: 'chronicle.workers.present',
   keyRevoked: 'chronicle.keys.revoked',
+  userChanged: 'chronicle.users.changed',
 } as const;
 
 export type AppName = 'api' | 'context-worker' | 'memory-worker';
@@ -78,6 +79,9 @@ interface PresentSignal extends Envelope {
 }
 interface KeyRevokedSignal extends Envelope {
   prefix: string;
+}
+interface UserChangedSignal extends Envelope {
+  userId: string;
 }
 
 export interface ControlPlaneOptions {
@@ -190,6 +194,7 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly aborts = new Map<string, AbortController>();
   private readonly rollCalls = new Map<string, WorkerPresence[]>();
   private readonly keyRevokedListeners: Array<(prefix: string) => void> = [];
+  private readonly userChangedListeners: Array<(userId: string) => void> = [];
 
   constructor(
     @Inject(CONTROL_OPTIONS) private readonly options: ControlPlaneOptions,
@@ -276,7 +281,7 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
     this.rollCalls.get(signal.requestId)?.push(signal.worker);
   }
 
-  // ---- a key revoked on one API instance ----
+  // ---- a key revoked or a user changed on one API instance ----
 
   /** Tells every process that the key with this prefix was revoked. */
   async announceKeyRevoked(prefix: string): Promise<void> {
@@ -292,6 +297,22 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
     if (signal.installation !== this.options.installation) return;
     if (typeof signal.prefix !== 'string') return;
     for (const listener of this.keyRevokedListeners) listener(signal.prefix);
+  }
+
+  /** Tells every process that this user's account row changed (a budget, a name). */
+  async announceUserChanged(userId: string): Promise<void> {
+    await this.emit(CONTROL_PATTERNS.userChanged, { userId });
+  }
+
+  /** Calls `listener` with each changed user's id announced by any process, this one's too. */
+  whenUserChanged(listener: (userId: string) => void): void {
+    this.userChangedListeners.push(listener);
+  }
+
+  onUserChanged(signal: UserChangedSignal): void {
+    if (signal.installation !== this.options.installation) return;
+    if (typeof signal.userId !== 'string') return;
+    for (const listener of this.userChangedListeners) listener(signal.userId);
   }
 
   /**
@@ -362,6 +383,11 @@ export class ControlPlaneController {
   @EventPattern(CONTROL_PATTERNS.keyRevoked)
   keyRevoked(@Payload() signal: KeyRevokedSignal): void {
     this.controlPlane.onKeyRevoked(signal);
+  }
+
+  @EventPattern(CONTROL_PATTERNS.userChanged)
+  userChanged(@Payload() signal: UserChangedSignal): void {
+    this.controlPlane.onUserChanged(signal);
   }
 }
 

@@ -202,6 +202,48 @@ describe('access to every /v1 route', () => {
     ).toBe(404);
   });
 
+  it('lets admins read and change a user; a bad change answers 400 saying what to send and changes nothing', async () => {
+    const user = await call('POST', '/v1/admin/users', ADMIN, { name: 'fen', dailyTokenBudget: 5 });
+    const path = `/v1/admin/users/${user.body.id}`;
+    expect((await call('GET', path, ADMIN)).body).toEqual(user.body);
+    for (const key of [owner.key, null]) {
+      expect((await call('PATCH', path, key, { dailyTokenBudget: 9 })).status).toBe(401);
+    }
+
+    const bad: Array<[unknown, RegExp]> = [
+      [{}, /send "name" or "dailyTokenBudget"/],
+      [{ dailyTokenBudget: -1 }, /dailyTokenBudget must not be less than 0/],
+      [{ dailyTokenBudget: 'lots' }, /dailyTokenBudget must be an integer/],
+      [{ name: '' }, /name must be longer than or equal to 1/],
+      [{ dailyTokenBudget: 9, isAdmin: true }, /isAdmin should not exist/],
+    ];
+    for (const [body, message] of bad) {
+      const reply = await call('PATCH', path, ADMIN, body);
+      expect({ body, status: reply.status }).toEqual({ body, status: 400 });
+      const said = reply.body.message;
+      expect(typeof said === 'string' ? said : JSON.stringify(said)).toMatch(message);
+    }
+    expect((await call('GET', path, ADMIN)).body).toEqual(user.body);
+
+    const raised = await call('PATCH', path, ADMIN, { dailyTokenBudget: 500 });
+    expect(raised.status).toBe(200);
+    expect(raised.body).toEqual({ ...user.body, dailyTokenBudget: 500 });
+    const renamed = await call('PATCH', path, ADMIN, { name: 'fenna', dailyTokenBudget: null });
+    expect(renamed.body).toEqual({ ...user.body, name: 'fenna', dailyTokenBudget: null });
+    expect((await call('GET', path, ADMIN)).body).toEqual(renamed.body);
+
+    // an id that is not one is the path's mistake (400), an unknown one a 404
+    for (const [id, status] of [
+      [randomUUID(), 404],
+      ['not-a-user', 400],
+    ] as const) {
+      expect((await call('GET', `/v1/admin/users/${id}`, ADMIN)).status).toBe(status);
+      expect((await call('PATCH', `/v1/admin/users/${id}`, ADMIN, { name: 'x' })).status).toBe(
+        status,
+      );
+    }
+  });
+
   it('keeps /health and /docs open', async () => {
     expect((await call('GET', '/health', null)).status).toBe(200);
     expect((await call('GET', '/docs/json', null)).status).toBe(200);

@@ -1,9 +1,18 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Post } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Param,
+  Patch,
+  Post,
+} from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { NotFoundError } from '@chronicle/adventure';
-import { AccountsRepository } from '@chronicle/accounts';
-import { CreateApiKeyDto, CreateUserDto } from './admin-accounts.dto';
-import { KeyRevocations } from './key-revocations';
+import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
+import { AccountChanges, AccountsRepository } from '@chronicle/accounts';
+import { CreateApiKeyDto, CreateUserDto, UpdateUserDto } from './admin-accounts.dto';
 
 // Users and keys, for the holder of ADMIN_API_KEY (the access guard checks it for /v1/admin).
 
@@ -13,7 +22,7 @@ import { KeyRevocations } from './key-revocations';
 export class AdminAccountsController {
   constructor(
     private readonly accounts: AccountsRepository,
-    private readonly revocations: KeyRevocations,
+    private readonly changes: AccountChanges,
   ) {}
 
   @Post()
@@ -23,6 +32,32 @@ export class AdminAccountsController {
       name: body.name,
       dailyTokenBudget: body.dailyTokenBudget ?? null,
     });
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'A user' })
+  async getUser(@Param('id') userId: string) {
+    const user = await this.accounts.getUser(userId);
+    if (!user) throw new NotFoundError(`user ${userId} not found`);
+    return user;
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    summary: "Change a user's name or daily token budget; every process uses it at once",
+  })
+  async updateUser(@Param('id') userId: string, @Body() body: UpdateUserDto) {
+    if (body?.name === undefined && body?.dailyTokenBudget === undefined) {
+      throw new InvalidCommandError(
+        'send "name" or "dailyTokenBudget" (a number of tokens a day, 0 for none, or null for the installation\'s default)',
+      );
+    }
+    const user = await this.changes.updateUser(userId, {
+      name: body.name,
+      dailyTokenBudget: body.dailyTokenBudget,
+    });
+    if (!user) throw new NotFoundError(`user ${userId} not found`);
+    return user;
   }
 
   @Post(':id/keys')
@@ -45,7 +80,7 @@ export class AdminAccountsController {
   @HttpCode(HttpStatus.NO_CONTENT)
   @ApiOperation({ summary: 'Revoke a key: it stops working at once, on every API instance' })
   async revokeKey(@Param('id') userId: string, @Param('keyId') keyId: string): Promise<void> {
-    if (!(await this.revocations.revoke(userId, keyId))) {
+    if (!(await this.changes.revokeKey(userId, keyId))) {
       throw new NotFoundError(`key ${keyId} of user ${userId} not found`);
     }
   }

@@ -6,7 +6,6 @@ import { AccessGuard } from './access.guard';
 import { AdminAccountsController } from './admin-accounts.controller';
 import { AUTH_CONFIG } from './auth.config';
 import { DevelopmentKey } from './development-key';
-import { KeyRevocations } from './key-revocations';
 
 /** API keys on every /v1 route, the admin key on /v1/admin, rate limits, ownership, budgets. */
 @Module({})
@@ -21,7 +20,6 @@ export class AuthModule {
         AccessGuard,
         { provide: APP_GUARD, useExisting: AccessGuard },
         DevelopmentKey,
-        KeyRevocations,
       ],
       exports: [AccessGuard],
     };
