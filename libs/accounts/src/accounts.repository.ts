@@ -108,6 +108,13 @@ export class AccountsRepository {
     return row ? toUser(row) : null;
   }
 
+  /** Users in id order, `limit` of them after the user `after` (a page of the admin's list). */
+  async listUsers(after: string | undefined, limit: number): Promise<User[]> {
+    let query = this.db.selectFrom('users').selectAll().orderBy('id').limit(limit);
+    if (after !== undefined) query = query.where('id', '>', after);
+    return (await query.execute()).map(toUser);
+  }
+
   /** Changes a user; null when there is no such user. Their cached keys are forgotten here. */
   async updateUser(userId: string, change: UserChange): Promise<User | null> {
     if (!isUuid(userId)) return null;

@@ -244,6 +244,34 @@ describe('access to every /v1 route', () => {
     }
   });
 
+  it('lets admins list the users page by page; a bad page answers 400 saying what to send', async () => {
+    const everyone: string[] = [];
+    let after: string | null = null;
+    do {
+      const query: string = after ? `?limit=2&after=${after}` : '?limit=2';
+      const page = await call('GET', `/v1/admin/users${query}`, ADMIN);
+      expect(page.status).toBe(200);
+      expect(page.body.users.length).toBeLessThanOrEqual(2);
+      everyone.push(...page.body.users.map((u: { id: string }) => u.id));
+      after = page.body.next;
+    } while (after);
+    const all = await harness.database.db.selectFrom('users').select('id').orderBy('id').execute();
+    expect(everyone).toEqual(all.map((u) => u.id));
+    expect(everyone.length).toBeGreaterThan(2);
+
+    for (const [query, message] of [
+      ['?after=someone', /after must be a user id/],
+      ['?limit=0', /limit must not be less than 1/],
+      ['?limit=201', /limit must be at most 200/],
+      ['?limit=two', /limit must be a whole number/],
+    ] as const) {
+      const reply = await call('GET', `/v1/admin/users${query}`, ADMIN);
+      expect({ query, status: reply.status }).toEqual({ query, status: 400 });
+      expect(JSON.stringify(reply.body.message)).toMatch(message);
+    }
+    expect((await call('GET', '/v1/admin/users', owner.key)).status).toBe(401);
+  });
+
   it('keeps /health and /docs open', async () => {
     expect((await call('GET', '/health', null)).status).toBe(200);
     expect((await call('GET', '/docs/json', null)).status).toBe(200);

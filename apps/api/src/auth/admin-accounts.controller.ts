@@ -8,11 +8,18 @@ import {
   Param,
   Patch,
   Post,
+  Query,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InvalidCommandError, NotFoundError } from '@chronicle/adventure';
 import { AccountChanges, AccountsRepository } from '@chronicle/accounts';
-import { CreateApiKeyDto, CreateUserDto, UpdateUserDto } from './admin-accounts.dto';
+import {
+  CreateApiKeyDto,
+  CreateUserDto,
+  UpdateUserDto,
+  USERS_PAGE_DEFAULT,
+  UsersPageQuery,
+} from './admin-accounts.dto';
 
 // Users and keys, for the holder of ADMIN_API_KEY (the access guard checks it for /v1/admin).
 
@@ -32,6 +39,14 @@ export class AdminAccountsController {
       name: body.name,
       dailyTokenBudget: body.dailyTokenBudget ?? null,
     });
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'The users, in id order, paged by `after` (`next`: the next page)' })
+  async listUsers(@Query() page: UsersPageQuery) {
+    const limit = page.limit ?? USERS_PAGE_DEFAULT;
+    const users = await this.accounts.listUsers(page.after, limit);
+    return { users, next: users.length === limit ? (users.at(-1)?.id ?? null) : null };
   }
 
   @Get(':id')

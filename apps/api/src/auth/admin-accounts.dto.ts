@@ -1,14 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   IsInt,
   IsOptional,
   IsString,
+  IsUUID,
   Max,
   MaxLength,
   Min,
   MinLength,
   ValidateIf,
 } from 'class-validator';
+
+export const USERS_PAGE_DEFAULT = 50;
+export const USERS_PAGE_MAX = 200;
+
+export class UsersPageQuery {
+  @ApiPropertyOptional({ description: 'Return the users listed after this user id.' })
+  @IsOptional()
+  @IsUUID('all', { message: 'after must be a user id from the list (`next`)' })
+  after?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: USERS_PAGE_MAX, default: USERS_PAGE_DEFAULT })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: 'limit must be a whole number' })
+  @Min(1)
+  @Max(USERS_PAGE_MAX, { message: `limit must be at most ${USERS_PAGE_MAX}` })
+  limit?: number;
+}
 
 export class CreateUserDto {
   @ApiProperty({ example: 'mira', maxLength: 200 })
