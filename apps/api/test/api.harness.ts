@@ -57,6 +57,16 @@ export function testConfig(overrides: Partial<AppConfig> = {}): AppConfig {
   };
 }
 
+/** Settings that point the API at a fake OpenAI-compatible server, with the models it answers. */
+export function fakeModelConfig(server: { baseURL: string }): Partial<AppConfig> {
+  return {
+    modelBaseUrl: server.baseURL,
+    modelApiKey: 'test-key',
+    modelName: 'fake-model',
+    embeddingModel: 'fake-embed',
+  };
+}
+
 export async function startApiHarness(overrides: Partial<AppConfig> = {}): Promise<ApiHarness> {
   const database = await createTestDatabase();
   const config = testConfig({

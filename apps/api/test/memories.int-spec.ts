@@ -13,7 +13,7 @@ import {
   startFakeOpenAiServer,
   type FakeOpenAiServer,
 } from '../../../test/support/fake-openai-server';
-import { aScenario, startApiHarness, type ApiHarness } from './api.harness';
+import { aScenario, fakeModelConfig, startApiHarness, type ApiHarness } from './api.harness';
 
 const CHAT = '/v1/chat/completions';
 
@@ -25,12 +25,7 @@ beforeAll(async () => {
     instant: true,
     defaultReply: { text: 'Mira rang the drowned bell and Old Tom rowed her home.' },
   });
-  api = await startApiHarness({
-    modelBaseUrl: server.baseURL,
-    modelApiKey: 'test-key',
-    modelName: 'fake-model',
-    embeddingModel: 'fake-embed',
-  });
+  api = await startApiHarness(fakeModelConfig(server));
 });
 
 afterAll(async () => {

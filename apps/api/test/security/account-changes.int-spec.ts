@@ -6,7 +6,7 @@ import {
   type FakeOpenAiServer,
 } from '../../../../test/support/fake-openai-server';
 import { startApi } from '../../src/api.bootstrap';
-import { aScenario, startApiHarness, type ApiHarness } from '../api.harness';
+import { aScenario, fakeModelConfig, startApiHarness, type ApiHarness } from '../api.harness';
 
 // A revoke or a change to a user holds on every API instance at once: each instance keeps the
 // keys it has checked, with their user, for KEY_CACHE_TTL_MS, and the instance that writes the
@@ -27,12 +27,7 @@ describe('changing an account behind two API instances', () => {
         usage: { promptTokens: 40, completionTokens: 10 },
       },
     });
-    first = await startApiHarness({
-      modelBaseUrl: model.baseURL,
-      modelApiKey: 'test-key',
-      modelName: 'fake-model',
-      embeddingModel: 'fake-embed',
-    });
+    first = await startApiHarness(fakeModelConfig(model));
     second = await startApi(first.config, new JsonLogger('api', 'error'));
     secondUrl = `http://127.0.0.1:${(second.getHttpServer().address() as { port: number }).port}`;
   });

@@ -3,7 +3,7 @@ import {
   startFakeOpenAiServer,
   type FakeOpenAiServer,
 } from '../../../../test/support/fake-openai-server';
-import { aScenario, startApiHarness, type ApiHarness } from '../api.harness';
+import { aScenario, fakeModelConfig, startApiHarness, type ApiHarness } from '../api.harness';
 
 // Every model call is paid for: a regeneration records what it cost in the log and counts
 // toward the daily budget; once the budget is spent every route that calls a model answers 429
@@ -22,10 +22,7 @@ describe('model budgets', () => {
       },
     });
     api = await startApiHarness({
-      modelBaseUrl: server.baseURL,
-      modelApiKey: 'test-key',
-      modelName: 'fake-model',
-      embeddingModel: 'fake-embed',
+      ...fakeModelConfig(server),
       rateLimitTurnsPerMinute: 5,
     });
   });
