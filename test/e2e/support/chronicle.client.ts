@@ -36,6 +36,9 @@ export interface PlayedTurn {
   stream: TurnStreamResult;
 }
 
+/** How many times `play` sends one action that is answered 503. */
+const PLAY_SENDS = 3;
+
 export class ChronicleClient {
   constructor(
     readonly baseUrl: string,
@@ -108,14 +111,23 @@ export class ChronicleClient {
     return this.request<TurnAccepted>('POST', `/v1/adventures/${adventureId}/actions`, body);
   }
 
-  /** Acts (expecting 202) and reads the turn's stream to its end. */
+  /**
+   * Acts (expecting 202) and reads the turn's stream to its end. A 503 is the server saying "not
+   * now" (a statement past its bound on a loaded database, with Retry-After): as a player's app
+   * does, the same action is sent again under the same id, which the server takes at most once.
+   */
   async play(
     adventureId: string,
     type: ActionType,
     text: string,
-    id?: string,
+    id: string = randomUUID(),
   ): Promise<PlayedTurn> {
-    const result = await this.act(adventureId, type, text, id);
+    let result = await this.act(adventureId, type, text, id);
+    for (let sent = 1; result.status === 503 && sent < PLAY_SENDS; sent++) {
+      const seconds = Math.min(Number(result.headers.get('retry-after')) || 1, 5);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      result = await this.act(adventureId, type, text, id);
+    }
     if (result.status !== 202) {
       throw new Error(
         `POST /v1/adventures/${adventureId}/actions (${type}): expected 202, got ${result.status} ${JSON.stringify(result.body)}`,
