@@ -56,14 +56,47 @@ describe('asDependencyUnavailable', () => {
     expect(mapped).toMatchObject({ kind: 'unavailable', dependency, retryAfterSeconds: 2 });
   });
 
+  const MAY_HAVE_BEEN_DONE =
+    'what this request asked for may or may not have been done: read before you repeat a change (an action sent again under the same id is taken at most once)';
+
   it.each([
-    ['Query read timeout', 'a statement took longer than its bound'],
-    ['timeout exceeded when trying to connect', 'no database connection was free in time'],
-    ['Connection terminated unexpectedly', 'connection lost'],
-  ])('says what happened to Postgres: %s', (message, detail) => {
+    ['Query read timeout', 'a statement took longer than its bound', MAY_HAVE_BEEN_DONE],
+    [
+      'timeout exceeded when trying to connect',
+      'no database connection was free in time',
+      'nothing was changed',
+    ],
+    ['Connection terminated unexpectedly', 'connection lost', MAY_HAVE_BEEN_DONE],
+  ])('says what happened to Postgres: %s', (message, detail, outcome) => {
     expect(asDependencyUnavailable(new Error(message))?.message).toBe(
-      `The database is unreachable right now (${detail}); nothing was changed. Try again in a few seconds.`,
+      `The database is unreachable right now (${detail}); ${outcome}. Try again in a few seconds.`,
     );
+  });
+
+  // A statement whose answer was lost may have committed: only an error raised before anything
+  // reached the server, or the server's refusal, may say that nothing changed.
+  it.each([
+    ['a refused connection', withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'), 'no'],
+    ['an unknown host', withCode('getaddrinfo ENOTFOUND db', 'ENOTFOUND'), 'no'],
+    ['a pool with no connection free', new Error('timeout exceeded when trying to connect'), 'no'],
+    [
+      'a server that cannot connect now',
+      withCode('the database system is starting up', '57P03'),
+      'no',
+    ],
+    ['a full Redis', new Error('OOM command not allowed when used memory > maxmemory'), 'no'],
+    ['a Redis Cluster without a master', new Error('CLUSTERDOWN The cluster is down'), 'no'],
+    ['a statement past its bound', new Error('Query read timeout'), 'unknown'],
+    ['a connection reset mid-call', withCode('read ECONNRESET', 'ECONNRESET'), 'unknown'],
+    ['a connection that ended', new Error('Connection terminated unexpectedly'), 'unknown'],
+    [
+      'an admin shutdown',
+      withCode('terminating connection due to administrator command', '57P01'),
+      'unknown',
+    ],
+    ['a Redis command past its bound', new Error('Command timed out'), 'unknown'],
+  ])('says whether %s may have done the change', (_, error, applied) => {
+    expect(asDependencyUnavailable(error)?.applied).toBe(applied);
   });
 
   it.each([

@@ -8,6 +8,14 @@ export type Dependency = 'postgres' | 'redis';
 /** How long a client should wait before asking again, in seconds. */
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 2;
 
+/**
+ * Whether what the request asked for may have been done anyway. `no`: the command never reached
+ * the server (no connection, refused, not sent). `unknown`: it was sent and its answer was lost
+ * (a statement past its bound, a connection cut mid-call): a statement the server finished still
+ * commits, so the caller must not be told that nothing changed.
+ */
+export type Applied = 'no' | 'unknown';
+
 export class DependencyUnavailableError extends Error {
   readonly kind = 'unavailable';
   readonly retryAfterSeconds = DEPENDENCY_RETRY_AFTER_SECONDS;
@@ -15,9 +23,14 @@ export class DependencyUnavailableError extends Error {
   constructor(
     readonly dependency: Dependency,
     detail: string,
+    readonly applied: Applied = 'unknown',
   ) {
     super(
-      `${dependency === 'postgres' ? 'The database' : 'The queue (Redis)'} is unreachable right now (${detail}); nothing was changed. Try again in a few seconds.`,
+      `${dependency === 'postgres' ? 'The database' : 'The queue (Redis)'} is unreachable right now (${detail}); ${
+        applied === 'no'
+          ? 'nothing was changed'
+          : 'what this request asked for may or may not have been done: read before you repeat a change (an action sent again under the same id is taken at most once)'
+      }. Try again in a few seconds.`,
     );
     this.name = 'DependencyUnavailableError';
   }
@@ -60,6 +73,26 @@ function postgresDetail(message: string): string {
   return 'connection lost';
 }
 
+// Errors raised before a command left this process, or a server's refusal to run it: nothing
+// the request asked for was done. Everything else Postgres or Redis throws here may follow a
+// command the server received.
+const NEVER_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P03', // cannot connect now
+  '53300', // too many connections
+]);
+const NEVER_SENT_MESSAGES =
+  /timeout exceeded when trying to connect|the database system is starting up|does not allow connections|not currently accepting connections|OOM command not allowed|enableOfflineQueue|CLUSTERDOWN|TRYAGAIN|Failed to refresh slots cache|None of startup nodes is available|LOADING/i;
+
+function appliedOf(error: Error, code: string | undefined): Applied {
+  if (code !== undefined && NEVER_SENT_CODES.has(code)) return 'no';
+  return NEVER_SENT_MESSAGES.test(error.message) ? 'no' : 'unknown';
+}
+
 function codeOf(error: unknown): string | undefined {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth += 1) {
@@ -88,15 +121,17 @@ export function asDependencyUnavailable(error: unknown): DependencyUnavailableEr
   // A model provider's failure is the model's (libs/llm maps it), never Postgres's or Redis's.
   if (error.name === 'ModelError') return null;
   const code = codeOf(error);
+  const applied = appliedOf(error, code);
   if (code !== undefined && PG_UNAVAILABLE.test(code))
-    return new DependencyUnavailableError('postgres', code);
+    return new DependencyUnavailableError('postgres', code, applied);
   if (PG_MESSAGES.test(error.message))
-    return new DependencyUnavailableError('postgres', postgresDetail(error.message));
+    return new DependencyUnavailableError('postgres', postgresDetail(error.message), applied);
   if (code !== undefined && NETWORK_CODES.has(code)) {
-    return new DependencyUnavailableError(looksLikeRedis(error) ? 'redis' : 'postgres', code);
+    const dependency = looksLikeRedis(error) ? 'redis' : 'postgres';
+    return new DependencyUnavailableError(dependency, code, applied);
   }
   if (REDIS_MESSAGES.test(error.message) || error.name === 'MaxRetriesPerRequestError') {
-    return new DependencyUnavailableError('redis', 'connection lost');
+    return new DependencyUnavailableError('redis', 'connection lost', applied);
   }
   return null;
 }
