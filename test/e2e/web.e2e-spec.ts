@@ -440,6 +440,48 @@ it('reconnects a stream that broke off without losing or doubling text', async (
   expect(storyText.split(expected).length - 1).toBe(1);
 });
 
+it('sends an action again under its id when the answer to it was lost, so it is played once', async () => {
+  const adventureId = new URL(page.url()).searchParams.get('adventure')!;
+  const actions = `**/v1/adventures/${adventureId}/actions`;
+  // The first send reaches the server, which takes it, and the page is told 503 "may or may not
+  // have been done" instead: an answer lost on the way back (a statement past its bound).
+  let sends = 0;
+  await page.route(actions, async (route) => {
+    if (sends++ > 0) return route.continue();
+    await route.fetch();
+    await route.fulfill({
+      status: 503,
+      headers: { 'retry-after': '1', 'content-type': 'application/json' },
+      body: JSON.stringify({
+        statusCode: 503,
+        message:
+          'The database is unreachable right now (a statement took longer than its bound); what this request asked for may or may not have been done. Try again in a few seconds.',
+      }),
+    });
+  });
+  try {
+    const action = page.getByRole('textbox', { name: 'Action', exact: true });
+    await action.fill('ring the harbor bell');
+    await button('Send').click();
+    await page
+      .getByRole('alert')
+      .getByText(/may or may not have been done/)
+      .waitFor();
+    expect(await action.inputValue()).toBe('ring the harbor bell');
+    await button('Send').click();
+    await story().getByText('> You ring the harbor bell.').waitFor();
+    await waitForTurnToFinish();
+  } finally {
+    await page.unroute(actions);
+  }
+  expect(sends).toBe(2);
+  const events = await new ChronicleClient(system.apiUrl).events(adventureId);
+  const rung = events.filter(
+    (e) => e.type === 'PlayerActed' && /ring the harbor bell/.test(JSON.stringify(e.data)),
+  );
+  expect(rung).toHaveLength(1);
+});
+
 it('says how long to wait on a 429', async () => {
   await killApi();
   await system.startApp('api', { RATE_LIMIT_TURNS_PER_MINUTE: '1' });

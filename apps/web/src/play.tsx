@@ -59,6 +59,9 @@ export function Play(props: { id: string }) {
   const following = useRef<AbortController | null>(null);
   const storyEnd = useRef<HTMLDivElement>(null);
   const stickToEnd = useRef(true);
+  // The action last sent without an answer that took it (a 503, no answer at all): sent again
+  // unchanged it keeps its id, so a first send the server did take is not played twice.
+  const unanswered = useRef<{ type: string; text: string; id: string } | null>(null);
 
   const fetchView = () => api.get<AdventureView>(base);
 
@@ -192,16 +195,20 @@ export function Play(props: { id: string }) {
       setError('Write an action first (or press Continue).');
       return;
     }
-    const text = input;
+    const text = type === 'continue' ? '' : input;
+    const again = unanswered.current;
+    const id = again && again.type === type && again.text === text ? again.id : newId();
+    unanswered.current = { type, text, id };
     const ok = await startTurn(
       () =>
         api.post<TurnStarted>(
           `${base}/actions`,
-          type === 'continue' ? { type, id: newId() } : { type, text, id: newId() },
+          type === 'continue' ? { type, id } : { type, text, id },
         ),
       type === 'continue' ? 'continue' : 'action',
       type === 'continue' ? null : { type, text },
     );
+    if (ok) unanswered.current = null;
     if (ok && type !== 'continue') setInput('');
   };
 
