@@ -97,7 +97,6 @@ function stepRow(
   ].join(' | ');
 }
 
-/** Every process's share of one core during a step: which one is nearest its own limit. */
 /**
  * What a step's busy Postgres backends were doing: how many were active at a sample, on average,
  * and the share of those backend-samples by what they waited on (CPU: nothing).
@@ -116,6 +115,7 @@ function backendLine(step: Measured, adventures: number): string | null {
   return `${at}${(total / waits.samples).toFixed(1)} backends active at a time on average; of those, ${shares}.`;
 }
 
+/** Every process's share of one core during a step: which one is nearest its own limit. */
 function coreShares(step: Measured): string {
   return Object.entries(step.spent.cpu)
     .sort(([, a], [, b]) => b - a)

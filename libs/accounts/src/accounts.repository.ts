@@ -121,15 +121,13 @@ export class AccountsRepository {
     const set: { name?: string; daily_token_budget?: number | null } = {};
     if (change.name !== undefined) set.name = change.name;
     if (change.dailyTokenBudget !== undefined) set.daily_token_budget = change.dailyTokenBudget;
-    const row =
-      Object.keys(set).length === 0
-        ? await this.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirst()
-        : await this.db
-            .updateTable('users')
-            .set(set)
-            .where('id', '=', userId)
-            .returningAll()
-            .executeTakeFirst();
+    if (Object.keys(set).length === 0) return this.getUser(userId);
+    const row = await this.db
+      .updateTable('users')
+      .set(set)
+      .where('id', '=', userId)
+      .returningAll()
+      .executeTakeFirst();
     if (!row) return null;
     this.forgetUser(userId);
     return toUser(row);
