@@ -4,6 +4,7 @@ import { DailyTokenBudget } from '@chronicle/accounts';
 import {
   NARRATION_FAILURE_MESSAGES,
   narrativeForTurn,
+  outputScriptChangedText,
   scriptStreamFrames,
   TurnNotInFlightError,
   type NarrationFailureCode,
@@ -203,7 +204,10 @@ export class NarrateTurnUseCase {
       contextScripts?.spentMs ?? null,
       { contextTokens: done.usage.promptTokens, finishReason: done.finishReason },
     );
-    if (narrationText.trim() === '') throw onlyBlockError();
+    // A reply with no prose is a failed attempt, unless an Output hook chose the blank text.
+    if (narrationText.trim() === '' && !outputScriptChangedText(outputEffects ?? undefined)) {
+      throw onlyBlockError();
+    }
     // The memories the prompt used are counted with the narration, and the query's embedding is
     // paid for with it (see RecordNarration); the memory pass that follows is `jobsAfter`'s.
     const retrievalUsage =

@@ -233,8 +233,14 @@ export class TurnScripts {
       info,
       spentMs ?? this.spentBeforeWorker(state),
     );
-    const text = storableText(chain.text, SCRIPT_LIMITS.outputTextChars);
-    return { text: text.trim() === '' ? prose : text, effects: effectsOf(chain) };
+    // A hook's text past its limit was that script's `invalid` run, so what reaches here fits.
+    // A blank text a script made (" ") is kept: it hides the reply, as AI Dungeon scripts mean
+    // it to; an empty one ("") was a failed run and left the prose as it was (docs/scripting.md
+    // §3.6).
+    return {
+      text: storableText(chain.text, SCRIPT_LIMITS.outputTextChars),
+      effects: effectsOf(chain),
+    };
   }
 
   /**

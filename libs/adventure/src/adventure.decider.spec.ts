@@ -365,6 +365,47 @@ describe('adventure decider', () => {
         .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
     });
 
+    it('given an Output hook that made the narration blank (" "), when it is recorded, then it is stored as the script\'s text', () => {
+      const history = AdventureHistory.create();
+      const { turnId } = history.act('do', '#help');
+      const run = (textChanged: boolean, outcome: 'ok' | 'failed') => ({
+        ...narration(turnId, 'n1', ' '),
+        data: {
+          ...narration(turnId, 'n1', ' ').data,
+          scripts: {
+            output: {
+              runs: [
+                {
+                  scriptId: 's',
+                  hook: 'output' as const,
+                  outcome,
+                  textChanged,
+                  ms: 1,
+                  cpuMs: 1,
+                  logs: [],
+                },
+              ],
+              states: {},
+              cardOps: [],
+              messages: [],
+            },
+          },
+        },
+      });
+      const [event] = decideOnce(run(true, 'ok'), history);
+      expect(event).toMatchObject({
+        type: 'Narrated',
+        data: { action: { text: ' ' }, textByScript: true },
+      });
+      // A run that did not count, or changed nothing, leaves the blank the model's: refused.
+      given(history)
+        .when(run(false, 'ok'))
+        .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
+      given(history)
+        .when(run(true, 'failed'))
+        .thenThrows(InvalidCommandError, 'invalid', /text is empty/);
+    });
+
     it('given memories the prompt used, when the narration is recorded, then their use is counted in the same append', () => {
       const history = AdventureHistory.create();
       const { turnId } = history.act('do', 'walk north');

@@ -46,6 +46,7 @@ import { fillPlaceholders, formatPlayerInput } from './player-input.format';
 import {
   decideScript,
   isScriptCommand,
+  outputScriptChangedText,
   scriptEffects,
   scriptedSubmit,
   scriptsAdded,
@@ -184,7 +185,10 @@ export function decide(
       const inFlight = requireTurnInFlight(state, d.turnId);
       const actionId = checkId('actionId', d.actionId);
       requireNewAction(state, actionId);
-      const text = checkText('text', d.text, { required: true });
+      // A blank text is a reply with only a state block, unless an Output hook made it so.
+      const byScript = outputScriptChangedText(d.scripts?.output);
+      const text = checkText('text', d.text, { max: LIMITS.narrationChars, required: !byScript });
+      if (text === '') throw new InvalidCommandError('text is empty; write something');
       if (!Array.isArray(d.accepted) || !Array.isArray(d.rejected)) {
         throw new InvalidCommandError('accepted and rejected must be lists');
       }
@@ -211,6 +215,7 @@ export function decide(
             finishReason: d.finishReason,
             contextManifest: d.contextManifest,
             latencyMs: d.latencyMs,
+            ...(byScript && { textByScript: true as const }),
           },
         },
         // The scripts' effects on the narration's node, Context's before Output's (the

@@ -301,6 +301,11 @@ export interface NarratedData {
   /** The context report's manifest, as the worker built it; opaque to this lib. */
   contextManifest: Record<string, unknown>;
   latencyMs: number;
+  /**
+   * The text is what an Output hook made of the model's prose. Only then may it be blank: a
+   * script returning " " hides the reply on purpose (AI Dungeon's rule, docs/scripting.md §3.6).
+   */
+  textByScript?: true;
 }
 
 export type AdventureCreated = { type: 'AdventureCreated'; data: AdventureCreatedData };

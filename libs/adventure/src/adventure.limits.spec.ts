@@ -2,7 +2,11 @@ import { InvalidCommandError, LimitExceededError } from './adventure.errors';
 import { LIMITS } from './adventure.limits';
 import { decideMemory } from './memory.decider';
 import type { MemoryRecord } from './memory.state';
-import { AdventureHistory, createAdventureCommand } from './testing/adventure.factory';
+import {
+  AdventureHistory,
+  createAdventureCommand,
+  narrationCommand,
+} from './testing/adventure.factory';
 import { given } from './testing/decider.given';
 
 // Every limit of LIMITS that the deciders enforce, breached once and met once: the breach is a
@@ -23,6 +27,7 @@ describe('LIMITS', () => {
       importBodyBytes: 20 * 1024 * 1024,
       actionChars: 20_000,
       proseChars: 50_000,
+      narrationChars: 50_000,
       storyCardsPerAdventure: 5_000,
       loreFileBytes: 20 * 1024 * 1024,
       loreInflatedBytes: 20 * 1024 * 1024,
@@ -115,6 +120,22 @@ describe('LIMITS', () => {
       );
       const history = AdventureHistory.create();
       expect(() => history.act('story', 'x'.repeat(LIMITS.actionChars - 10))).not.toThrow();
+    });
+  });
+
+  describe('narration text', () => {
+    it('given an Output hook may return 50,000 characters, when a narration that long is recorded, then it is stored; one more is refused naming the limit', () => {
+      expect(LIMITS.narrationChars).toBe(LIMITS.scripts.outputTextChars);
+      const atLimit = AdventureHistory.create();
+      const turn = atLimit.act('do', 'type #help');
+      const text = 'x'.repeat(LIMITS.narrationChars);
+      const [narrated] = atLimit.run(narrationCommand(turn.turnId, 'help-page', { text }));
+      expect(narrated.type).toBe('Narrated');
+      const over = AdventureHistory.create();
+      const overTurn = over.act('do', 'type #help');
+      given(over)
+        .when(narrationCommand(overTurn.turnId, 'help-page', { text: `${text}x` }))
+        .thenThrows(InvalidCommandError, 'invalid', /text is 50001 characters; keep it to 50000/);
     });
   });
 

@@ -13,6 +13,12 @@ export const LIMITS = Object.freeze({
   actionChars: 20_000,
   /** Longer prose a player writes once and keeps: card entries, the plot fields, the opening. */
   proseChars: 50_000,
+  /**
+   * A narration as stored: what an Output hook may return (SCRIPT_LIMITS.outputTextChars), so a
+   * script's long text (a 21 KB help page) is stored as the script made it, and a longer one is
+   * that script's named failure before it reaches the log.
+   */
+  narrationChars: SCRIPT_LIMITS.outputTextChars,
   titleChars: 200,
   personaNameChars: 80,
   personaPronounsChars: 40,

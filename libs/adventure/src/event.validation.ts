@@ -261,7 +261,15 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       requireTurnInFlight(before, d.turnId);
       checkId('data.action.id', d.action?.id);
       requireNewAction(before, d.action.id);
-      checkText('data.action.text', d.action.text, { ...prose, required: true });
+      // Blank only when an Output hook made it so (RecordNarration's rule).
+      checkText('data.action.text', d.action.text, {
+        max: LIMITS.narrationChars,
+        required: d.textByScript !== true,
+      });
+      if (d.action.text === '') invalid('data.action.text is empty');
+      if (d.textByScript !== undefined && d.textByScript !== true) {
+        invalid('data.textByScript must be true when present');
+      }
       checkCount('data.action.tokens', d.action.tokens);
       if (!Array.isArray(d.accepted)) invalid('data.accepted must be a list');
       if (!Array.isArray(d.rejected)) invalid('data.rejected must be a list');

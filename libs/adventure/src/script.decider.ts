@@ -148,6 +148,11 @@ export function decideScript(command: ScriptCommand, state: AdventureState): Scr
 /** A hook chain's effects, as a command carries them to the decider. */
 export type ScriptEffects = Pick<ScriptedInput, 'runs' | 'states' | 'cardOps' | 'messages'>;
 
+/** Whether an Output hook that counted changed the narration (its text is then the script's). */
+export function outputScriptChangedText(output: ScriptEffects | undefined): boolean {
+  return !!output?.runs.some((run) => run.outcome === 'ok' && run.textChanged);
+}
+
 const SCRIPT_COMMANDS = new Set(['AddScript', 'EditScript', 'RemoveScript', 'ReorderScripts']);
 
 export function isScriptCommand(command: { type: string }): command is ScriptCommand {

@@ -36,6 +36,13 @@ describe('judgeHookResult', () => {
     });
   });
 
+  it('output: a blank " " is text like any other (Hashtag-DnD hides a command turn\'s reply with it)', () => {
+    expect(judgeHookResult('output', 'The dragon roars.', { text: ' ', stop: false })).toEqual({
+      kind: 'text',
+      text: ' ',
+    });
+  });
+
   it("refuses text that is not a string or is over the hook's limit", () => {
     expect(judgeHookResult('input', 'x', { text: { a: 1 }, stop: false })).toMatchObject({
       kind: 'invalid',
