@@ -6,13 +6,19 @@ import {
   type AdventureState,
   type ModelCallUsage,
 } from '@chronicle/adventure';
-import type { AdventureCommandHandler } from '@chronicle/adventure-store';
+import {
+  contextCardsOf,
+  playerTextOfTurn,
+  type AdventureCommandHandler,
+} from '@chronicle/adventure-store';
 import type { Embedder } from '@chronicle/llm';
 import {
   RETRIEVAL_WINDOW_ACTIONS,
+  blendQueryVectors,
   rankByMatrix,
-  retrievalQuery,
+  recallQuery,
   type RankedMemory,
+  type RecallQuery,
 } from '@chronicle/memory';
 import { textHash } from './embedding.repository';
 import type { VectorCache } from './vector.cache';
@@ -31,8 +37,39 @@ export class MemoryRetrievalService {
     private readonly cache: VectorCache,
   ) {}
 
+  /**
+   * What the turn's recall searches with (see libs/memory's recallQuery): the player's text of
+   * the turn in flight, or `actionText` (the preview's hypothetical action), with the cards it
+   * names, and the newest story as the scene.
+   */
+  async query(state: AdventureState, actionText?: string): Promise<RecallQuery> {
+    const adventureId = state.id ?? '';
+    // storyTail leaves a retried take out, as every read during generation must.
+    const tail = storyTail(state, RETRIEVAL_WINDOW_ACTIONS);
+    const [scene, played] = await Promise.all([
+      this.adventures.readActionTexts(adventureId, tail),
+      actionText === undefined ? playerTextOfTurn(this.adventures, state) : actionText,
+    ]);
+    return recallQuery({
+      actionText: played,
+      scene,
+      cards: contextCardsOf(state.cards),
+      encoding: state.settings.encoding,
+    });
+  }
+
+  /** The query's vector: the focus's embedding with the scene's, weaker, blended in. */
+  async embedQuery(query: RecallQuery): Promise<{ vector: Float32Array; usage: ModelCallUsage }> {
+    const texts = query.scene === '' ? [query.focus] : [query.focus, query.scene];
+    const embedded = await this.embedder.embed(texts);
+    return {
+      vector: blendQueryVectors(embedded.vectors[0], embedded.vectors[1] ?? null),
+      usage: { model: embedded.model, ...embedded.usage },
+    };
+  }
+
   /** null when the bank is off. */
-  async retrieve(state: AdventureState): Promise<RetrievalResult | null> {
+  async retrieve(state: AdventureState, actionText?: string): Promise<RetrievalResult | null> {
     if (!state.settings.memoryBankEnabled || state.id === null) return null;
     const candidates = activeMemories(state);
     if (candidates.length === 0) return { used: [] };
@@ -47,15 +84,8 @@ export class MemoryRetrievalService {
     }));
     const topK = state.settings.memoryTopK;
     try {
-      // storyTail leaves a retried take out, as every read during generation must.
-      const tail = storyTail(state, RETRIEVAL_WINDOW_ACTIONS);
-      const texts = await this.adventures.readActionTexts(adventureId, tail);
-      const query = retrievalQuery(texts, state.settings.encoding);
-      const embedded = await this.embedder.embed([query]);
-      return {
-        used: rankByMatrix(ranked, matrix, Float32Array.from(embedded.vectors[0]), topK),
-        usage: { model: embedded.model, ...embedded.usage },
-      };
+      const { vector, usage } = await this.embedQuery(await this.query(state, actionText));
+      return { used: rankByMatrix(ranked, matrix, vector, topK), usage };
     } catch (error) {
       const pinned = ranked.filter((memory) => memory.pinned);
       return {

@@ -4,3 +4,4 @@ export * from './memory.prompts';
 export * from './memory.plan';
 export * from './memory.ranking';
 export * from './memory-work.decider';
+export * from './recall.query';
