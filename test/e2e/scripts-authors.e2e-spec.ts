@@ -123,3 +123,29 @@ describe('item 4: a blank output (AI Dungeon: whitespace is shown, "" is a faile
     expect(ofType(await client.events(id), 'ScriptHookRan')[0].data.outcome).toBe('failed');
   });
 });
+
+describe('item 5: the same card object listed twice', () => {
+  it("given MagicCards' Library pinning its SETTINGS card to the top every turn, then after three turns there is one SETTINGS card", async () => {
+    // MagicCards' shape: the Library sets globalThis.modifier; the hooks end with `void 0`; the
+    // modifier finds the SETTINGS card (or makes it) and unshifts it without removing it.
+    const library = `
+      globalThis.modifier = function (text) {
+        const settings = storyCards.find((card) => card.type === "SETTINGS");
+        if (settings) storyCards.unshift(settings);
+        else storyCards.unshift({ title: "MagicCards Settings", type: "SETTINGS", keys: "", entry: "{}" });
+        return { text };
+      };`;
+    const id = await client.createAdventure(
+      scenario([{ name: 'MagicCards', library, input: 'void 0', output: 'void 0' }]),
+    );
+    for (let turn = 1; turn <= 3; turn++) await client.play(id, 'do', `look around (${turn})`);
+    const adventure = await client.expect(200, 'GET', `/v1/adventures/${id}`);
+    const cards = adventure.body.storyCards as { name: string; type: string }[];
+    expect(cards.filter((card) => card.type === 'SETTINGS')).toHaveLength(1);
+    expect(cards[0].name).toBe('MagicCards Settings');
+    const failures = ofType(await client.events(id), 'ScriptHookRan').filter(
+      (e) => e.data.outcome !== 'ok',
+    );
+    expect(failures).toEqual([]);
+  });
+});

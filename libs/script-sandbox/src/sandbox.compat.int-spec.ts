@@ -282,6 +282,30 @@ describe('story-card functions (C16–C19)', () => {
     expect(result.cards[2]).toMatchObject({ id: 'host-1', keys: 'x,y' });
   });
 
+  it('the same card object listed twice is one card (MagicCards pins its settings card every turn)', async () => {
+    // MagicCards' shape: find the SETTINGS card and unshift it to the top without removing it.
+    const pin = `const settings = storyCards.find((card) => card.type === "SETTINGS");
+      if (settings) storyCards.unshift(settings);
+      else storyCards.unshift({ title: "MagicCards Settings", type: "SETTINGS", keys: "", entry: "{}" });
+      ({ text })`;
+    let cards = two;
+    for (let turn = 1; turn <= 3; turn++) {
+      const result = await chain({ cards, scripts: [aScript('magic', { input: pin })] });
+      expect(result.runs[0].outcome).toBe('ok');
+      cards = result.cards;
+      expect(cards.map((c) => c.title)).toEqual(['MagicCards Settings', 'A', 'B']);
+      const added = result.cardOps.filter((o) => o.op.op === 'added');
+      expect(added).toHaveLength(turn === 1 ? 1 : 0);
+    }
+    // Two different objects with one id are still two cards (a copy gets a new id).
+    const copied = await chain({
+      cards: two,
+      scripts: [aScript('copy', { input: 'storyCards.push({ ...storyCards[0] }); ({ text })' })],
+    });
+    expect(copied.cards.map((c) => c.title)).toEqual(['A', 'B', 'A']);
+    expect(new Set(copied.cards.map((c) => c.id)).size).toBe(3);
+  });
+
   it('C19: the legacy names', async () => {
     const result = await ok({
       source: `const n = addWorldEntry("w", "entry", true);

@@ -27,6 +27,9 @@ export const HARNESS_SOURCE = `(function () {
   const sliceString = String.prototype.slice;
   const StringOf = String;
   const ErrorOf = Error;
+  const SetOf = Set;
+  const setHas = Set.prototype.has;
+  const setAdd = Set.prototype.add;
   const MAX_LINES = ${SCRIPT_LIMITS.logLines};
   const MAX_LINE = ${SCRIPT_LIMITS.logLineChars};
 
@@ -167,6 +170,23 @@ export const HARNESS_SOURCE = `(function () {
     function isResult(value) {
       return typeof value === 'string' || (value !== null && typeof value === 'object' && !isArray(value));
     }
+    // Each card object once, where it is first listed: a script that lists the same object twice
+    // (MagicCards pins its settings card with unshift every turn, leaving the old entry in
+    // place) has one card, not a copy per listing. Identity decides, not position.
+    function distinctCards(list) {
+      if (!isArray(list)) return list;
+      const seen = new SetOf();
+      const out = [];
+      for (let i = 0; i < list.length; i++) {
+        const card = list[i];
+        if (card !== null && typeof card === 'object') {
+          if (apply(setHas, seen, [card])) continue;
+          apply(setAdd, seen, [card]);
+        }
+        out[out.length] = card;
+      }
+      return out;
+    }
     function field(json) {
       return json === undefined ? 'null' : stringify(json);
     }
@@ -186,7 +206,7 @@ export const HARNESS_SOURCE = `(function () {
         stateJson = undefined;
       }
       try {
-        cardsJson = stringify(G.storyCards);
+        cardsJson = stringify(distinctCards(G.storyCards));
       } catch (error) {
         cardsJson = undefined;
       }
