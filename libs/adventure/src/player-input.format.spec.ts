@@ -8,7 +8,7 @@ describe('formatPlayerInput', () => {
     ['you walk north', '> You walk north.'],
     ['You open the door!', '> You open the door!'],
     ['  YOU   wait…  ', '> You wait…'],
-    ['I shout for help?', '> You I shout for help?'],
+    ['I shout for help?', '> You shout for help?'],
     ['NASA calls', '> You NASA calls.'],
     ['youthfully skip', '> You youthfully skip.'],
   ])('do %j → %j', (text, expected) => {

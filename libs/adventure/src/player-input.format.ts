@@ -3,13 +3,15 @@
 
 import { InvalidCommandError } from './adventure.errors';
 import type { InputType } from './adventure.events';
+import { namesItsActor, toSecondPerson } from './player-input.person';
 
-const ENDS_A_SENTENCE = ['.', '!', '?', '…'];
+/** An end mark, maybe inside a closing quote or bracket: `run.`, `"Run!"`. */
+const ENDS_A_SENTENCE = /[.!?…]["”’)]*$/;
 const QUOTES = /^["“”]+|["“”]+$/g;
 const LEADING_YOU = /^you(\s+|$)/i;
 
 function withFinalPeriod(text: string): string {
-  return ENDS_A_SENTENCE.some((mark) => text.endsWith(mark)) ? text : `${text}.`;
+  return ENDS_A_SENTENCE.test(text) ? text : `${text}.`;
 }
 
 /**
@@ -41,12 +43,24 @@ export function formatPlayerInput(type: InputType, text: string): string | null 
       if (spoken === '') throw emptyInput(type);
       return `> You say "${withFinalPeriod(spoken)}"`;
     }
-    case 'do': {
-      const deed = text.trim().replace(LEADING_YOU, '').trim();
-      if (deed === '') throw emptyInput(type);
-      return `> You ${withFinalPeriod(lowerInitialVerb(deed))}`;
-    }
+    case 'do':
+      return `> ${withFinalPeriod(doActionText(text))}`;
   }
+}
+
+/**
+ * A do-action about "you": `You` goes in front unless the player already named who acts
+ * (dialogue first, `I`, `My`, `You`), and first-person words outside quotes become second person.
+ */
+function doActionText(text: string): string {
+  const trimmed = text.trim();
+  const deed = trimmed.replace(LEADING_YOU, '').trim();
+  if (deed === '') throw emptyInput('do');
+  if (deed === trimmed && namesItsActor(deed)) {
+    const converted = toSecondPerson(deed);
+    return converted[0].toUpperCase() + converted.slice(1);
+  }
+  return toSecondPerson(`You ${lowerInitialVerb(deed)}`);
 }
 
 function emptyInput(type: InputType): InvalidCommandError {
