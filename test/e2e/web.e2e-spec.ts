@@ -291,7 +291,7 @@ it('shows the referee decisions and corrects the state with a form', async () =>
 
 it('travels in time with the Version slider and branches from there', async () => {
   await tab('Timeline').click();
-  const slider = page.getByRole('slider', { name: 'Version' });
+  const slider = page.getByRole('slider', { name: 'Version', exact: true });
   const latest = Number(await slider.getAttribute('max'));
   await page.getByRole('list', { name: 'Event log' }).getByText('AdventureCreated').waitFor();
   await slider.fill('1');

@@ -953,19 +953,23 @@ function TimelinePanel(props: PanelProps & { onBranched: () => Promise<void> }) 
 
   return (
     <div>
-      <label class="slider">
-        Version
-        <input
-          type="range"
-          min={1}
-          max={latest}
-          value={version}
-          onInput={(e) => setVersion(Number(e.currentTarget.value))}
-        />
+      {/* The output stands outside the label: inside it, the slider's accessible name would
+          read "Version 5 / 7" instead of the "Version" the README promises. */}
+      <div class="slider">
+        <label>
+          Version
+          <input
+            type="range"
+            min={1}
+            max={latest}
+            value={version}
+            onInput={(e) => setVersion(Number(e.currentTarget.value))}
+          />
+        </label>
         <output aria-label="Version shown">
           {version} / {latest}
         </output>
-      </label>
+      </div>
       <Failure error={error} />
       {at && at.version === version ? (
         <div class="at" aria-label={`The adventure at version ${version}`}>
