@@ -33,4 +33,20 @@ describe('StartBanner', () => {
     banner.line(json({ level: 'info', app: 'api', msg: 'quiet' }));
     expect(out).toBe('memory-worker warn: Redis is slow\nplain text\n');
   });
+
+  it('prints why a process failed, not only that it did', () => {
+    let out = '';
+    const banner = new StartBanner({ host: '127.0.0.1', port: 4000 }, 3, (t) => (out += t));
+    banner.line(
+      json({
+        level: 'error',
+        app: 'memory-worker',
+        msg: 'start-up failed',
+        error: 'Error: METRICS_PORT 9465 on 0.0.0.0 is in use',
+      }),
+    );
+    expect(out).toBe(
+      'memory-worker error: start-up failed: Error: METRICS_PORT 9465 on 0.0.0.0 is in use\n',
+    );
+  });
 });

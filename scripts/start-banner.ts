@@ -29,7 +29,7 @@ export class StartBanner {
   }
 
   line(line: string): void {
-    let entry: { level?: string; app?: string; msg?: string };
+    let entry: { level?: string; app?: string; msg?: string; error?: unknown };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -44,7 +44,9 @@ export class StartBanner {
       return;
     }
     if (entry.level === 'warn' || entry.level === 'error') {
-      this.write(`${entry.app ?? '?'} ${entry.level}: ${msg}\n`);
+      // The cause rides in `error` ("start-up failed" alone does not say the port is taken).
+      const cause = entry.error === undefined ? '' : `: ${String(entry.error)}`;
+      this.write(`${entry.app ?? '?'} ${entry.level}: ${msg}${cause}\n`);
       return;
     }
     if (msg === `${entry.app} ready`) {

@@ -3,7 +3,12 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter, type NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LIMITS } from '@chronicle/adventure';
-import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
+import {
+  controlPlaneTransport,
+  portInUse,
+  type AppConfig,
+  type JsonLogger,
+} from '@chronicle/platform';
 import type { NextFunction, Request, Response } from 'express';
 import express, { json, raw, text } from 'express';
 
@@ -37,7 +42,12 @@ export async function startApi(config: AppConfig, logger: JsonLogger): Promise<I
   configureHttp(app, config);
   app.connectMicroservice(controlPlaneTransport(config.redisUrl), { inheritAppConfig: true });
   await app.startAllMicroservices();
-  await app.listen(config.port, config.host);
+  try {
+    await app.listen(config.port, config.host);
+  } catch (error) {
+    await app.close();
+    throw portInUse(error, 'PORT', config.port, config.host) ?? error;
+  }
   return app;
 }
 

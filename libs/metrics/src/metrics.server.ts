@@ -5,6 +5,7 @@
 // without the key.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { portInUse } from '@chronicle/platform';
 import type { ChronicleMetrics } from './chronicle-metrics';
 
 export interface MetricsServerOptions {
@@ -36,14 +37,8 @@ export class MetricsServer {
     server.requestTimeout = 10_000;
     server.headersTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (error: NodeJS.ErrnoException) => {
-        reject(
-          error.code === 'EADDRINUSE'
-            ? new Error(
-                `METRICS_PORT ${this.options.port} on ${this.options.host} is in use (another worker on this host?): give each worker on one host its own METRICS_PORT, or 0 for any free port`,
-              )
-            : error,
-        );
+      server.once('error', (error) => {
+        reject(portInUse(error, 'METRICS_PORT', this.options.port, this.options.host) ?? error);
       });
       server.listen(this.options.port, this.options.host, () => resolve());
     });

@@ -2,6 +2,7 @@ export * from './config';
 export * from './model-prices';
 export * from './logger';
 export * from './preflight';
+export * from './port-in-use';
 export * from './bootstrap';
 export * from './control-plane';
 export * from './runtime';
