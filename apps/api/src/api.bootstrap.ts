@@ -27,7 +27,7 @@ import {
   acceptedContentTypes,
   BodyTooDeepError,
   refuseDeepJson,
-  validationErrors,
+  VALIDATION_OPTIONS,
 } from './http/request-body';
 import { PathParamsPipe } from './http/path-params.pipe';
 
@@ -103,17 +103,7 @@ export function configureHttp(
   );
   app.use(json({ limit: LIMITS.bodyBytes, reviver: refusePrototypeKeys, verify: refuseDeepJson }));
   app.use(bodyErrors);
-  app.useGlobalPipes(
-    new PathParamsPipe(),
-    new ValidationPipe({
-      whitelist: true,
-      forbidNonWhitelisted: true,
-      forbidUnknownValues: true,
-      transform: true,
-      stopAtFirstError: false,
-      exceptionFactory: validationErrors,
-    }),
-  );
+  app.useGlobalPipes(new PathParamsPipe(), new ValidationPipe(VALIDATION_OPTIONS));
   app.useGlobalFilters(new ErrorFilter());
   const document = SwaggerModule.createDocument(
     app,

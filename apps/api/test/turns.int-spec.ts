@@ -368,6 +368,58 @@ describe('cancel, narrative state and context', () => {
     expect((await api.request('GET', `/v1/adventures/${id}`)).body.version).toBe(before);
   });
 
+  it('given an action in the body, when the preview is asked, then it builds that turn’s prompt and writes nothing', async () => {
+    const id = await newAdventure();
+    const turn = await act(id, { type: 'do', text: 'ring the bell' });
+    await narrate(id, turn.body.turnId, 'The bell answers from below.');
+    const before = (await api.request('GET', `/v1/adventures/${id}`)).body.version;
+
+    const plain = await api.request('POST', `/v1/adventures/${id}/context/preview`);
+    const supposed = await api.request('POST', `/v1/adventures/${id}/context/preview`, {
+      type: 'say',
+      text: 'where is the ferryman',
+    });
+
+    expect(plain.status).toBe(200);
+    expect(plain.body.story).not.toContain('ferryman');
+    expect(plain.body.report.cards).toEqual([]);
+    expect(supposed.status).toBe(200);
+    // Formatted as the turn would store it, after the narration, and its words fire the lore.
+    expect(supposed.body.story).toMatch(
+      /The bell answers from below\.[\s\S]*> You say "where is the ferryman\."/,
+    );
+    expect(supposed.body.report.cards).toEqual([expect.objectContaining({ name: 'Old Tom' })]);
+    expect(supposed.body.version).toBe(before);
+    const head = await api.request('GET', `/v1/adventures/${id}`);
+    expect(head.body.version).toBe(before);
+    expect(head.body.turnInFlight).toBeNull();
+    expect(head.body.actions.map((a: { text: string }) => a.text).join('\n')).not.toContain(
+      'ferryman',
+    );
+  });
+
+  it('given a bad action in the body, when the preview is asked, then it is refused as the action route refuses it', async () => {
+    const id = await newAdventure();
+    const url = `/v1/adventures/${id}/context/preview`;
+
+    const undeclared = await api.request('POST', url, { type: 'do', text: 'x', mood: 'grim' });
+    const noType = await api.request('POST', url, { text: 'look around' });
+    const empty = await api.request('POST', url, { type: 'do', text: '   ' });
+
+    expect(undeclared.status).toBe(400);
+    expect(JSON.stringify(undeclared.body.message)).toContain('mood');
+    expect(noType.status).toBe(400);
+    expect(JSON.stringify(noType.body.message)).toContain('type');
+    // The decider's own rule, as a real turn would meet it.
+    expect(empty.status).toBe(400);
+    expect(JSON.stringify(empty.body.message)).toContain('text is empty for a do action');
+    // While a turn is in flight another action would be refused; so is its dry run.
+    await act(id, { type: 'do', text: 'listen' });
+    const inFlight = await api.request('POST', url, { type: 'do', text: 'wait' });
+    expect(inFlight.status).toBe(409);
+    expect((await api.request('POST', url)).status).toBe(200);
+  });
+
   it('answers the last prompt only when a rebuild matches its recorded sha256', async () => {
     const id = await newAdventure();
     const none = await api.request('GET', `/v1/adventures/${id}/context/prompt`);

@@ -3,6 +3,7 @@ export * from './adventure.decide';
 export * from './adventure.jobs';
 export * from './adventure-store.module';
 export * from './turn-context';
+export * from './hypothetical-turn';
 export * from './snapshot.codec';
 export * from './replay';
 export * from './adventure-export';

@@ -9,6 +9,7 @@ import {
 import {
   contextCardsOf,
   playerTextOfTurn,
+  type ActionTextReader,
   type AdventureCommandHandler,
 } from '@chronicle/adventure-store';
 import type { Embedder } from '@chronicle/llm';
@@ -39,16 +40,20 @@ export class MemoryRetrievalService {
 
   /**
    * What the turn's recall searches with (see libs/memory's recallQuery): the player's text of
-   * the turn in flight, or `actionText` (the preview's hypothetical action), with the cards it
-   * names, and the newest story as the scene.
+   * the turn in flight, with the cards it names, and the newest story as the scene. `texts`
+   * reads the story: a dry run's reader (hypotheticalTurn) also knows the action it supposes,
+   * which no event holds.
    */
-  async query(state: AdventureState, actionText?: string): Promise<RecallQuery> {
+  async query(
+    state: AdventureState,
+    texts: ActionTextReader = this.adventures,
+  ): Promise<RecallQuery> {
     const adventureId = state.id ?? '';
     // storyTail leaves a retried take out, as every read during generation must.
     const tail = storyTail(state, RETRIEVAL_WINDOW_ACTIONS);
     const [scene, played] = await Promise.all([
-      this.adventures.readActionTexts(adventureId, tail),
-      actionText === undefined ? playerTextOfTurn(this.adventures, state) : actionText,
+      texts.readActionTexts(adventureId, tail),
+      playerTextOfTurn(texts, state),
     ]);
     return recallQuery({
       actionText: played,
@@ -68,8 +73,11 @@ export class MemoryRetrievalService {
     };
   }
 
-  /** null when the bank is off. */
-  async retrieve(state: AdventureState, actionText?: string): Promise<RetrievalResult | null> {
+  /** null when the bank is off. `texts` as for `query`. */
+  async retrieve(
+    state: AdventureState,
+    texts: ActionTextReader = this.adventures,
+  ): Promise<RetrievalResult | null> {
     if (!state.settings.memoryBankEnabled || state.id === null) return null;
     const candidates = activeMemories(state);
     if (candidates.length === 0) return { used: [] };
@@ -84,7 +92,7 @@ export class MemoryRetrievalService {
     }));
     const topK = state.settings.memoryTopK;
     try {
-      const { vector, usage } = await this.embedQuery(await this.query(state, actionText));
+      const { vector, usage } = await this.embedQuery(await this.query(state, texts));
       return { used: rankByMatrix(ranked, matrix, vector, topK), usage };
     } catch (error) {
       const pinned = ranked.filter((memory) => memory.pinned);

@@ -492,7 +492,8 @@ export class EditAdventureDto extends AdventureFieldsDto {
   title?: string;
 }
 
-export class SubmitActionDto {
+/** What a player does: the action route's body, and the one a context dry run supposes. */
+export class PlayerInputDto {
   @ApiProperty({ enum: INPUT_TYPES, example: 'do' })
   @IsIn(INPUT_TYPES, { message: 'type must be one of do, say, story or continue' })
   type!: (typeof INPUT_TYPES)[number];
@@ -506,7 +507,9 @@ export class SubmitActionDto {
   @IsString()
   @MaxLength(LIMITS.actionChars, tooLong(LIMITS.actionChars))
   text?: string;
+}
 
+export class SubmitActionDto extends PlayerInputDto {
   @ApiPropertyOptional({
     format: 'uuid',
     description:

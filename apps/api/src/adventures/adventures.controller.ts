@@ -23,12 +23,14 @@ import {
   EditAdventureDto,
   EditStoryCardDto,
   MoveHeadDto,
+  PlayerInputDto,
   RetconDto,
   StoryCardDto,
 } from './adventure.dto';
 import { AdventureCommandsUseCase } from './adventure-commands.use-case';
 import { AdventureReader } from './adventure.reader';
 import { SlowStatements } from '../http/slow-statements';
+import { OptionalBody } from '../http/request-body';
 import { ContextPreviewUseCase } from './context-preview.use-case';
 import { CreateAdventureUseCase } from './create-adventure.use-case';
 import { LoreExportQuery, LoreImportQuery } from './lore.dto';
@@ -209,11 +211,21 @@ export class AdventuresController {
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
     summary:
-      "Dry run: the context the next turn would send; only the retrieval embedding's cost is recorded",
+      "Dry run: the context the next turn would send — for the action in the body when one is sent (`{type, text}` as for POST …/actions), else for the story as it stands; nothing is written but the retrieval embedding's cost",
   })
+  @ApiBody({ type: PlayerInputDto, required: false })
+  @ApiResponse({ status: 200, description: '{version, system, story, report, manifest}' })
+  @ApiResponse({
+    status: 400,
+    description: 'The action is one a turn would refuse, or has a field it does not take',
+  })
+  @ApiResponse({ status: 409, description: 'A turn is in flight (only with an action)' })
   @CallsModel()
-  previewContext(@Param('id') id: string) {
-    return this.contextPreview.preview(id);
+  previewContext(
+    @Param('id') id: string,
+    @Body(new OptionalBody(PlayerInputDto)) action: PlayerInputDto | undefined,
+  ) {
+    return this.contextPreview.preview(id, action);
   }
 
   @Get(':id/events')

@@ -11,7 +11,9 @@ import {
   AdventureCommandHandler,
   buildTurnContext,
   contextManifest,
+  hypotheticalTurn,
   type ContextManifest,
+  type HypotheticalInput,
 } from '@chronicle/adventure-store';
 import type { RetrievedMemories } from '@chronicle/context';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
@@ -24,6 +26,7 @@ import { requestMetadata } from '../http/request-actor';
  * (libs/adventure-store's `buildTurnContext`), without calling the narrator. Retrieval embeds
  * the story's tail with the real embedder, so that call is paid for like a turn's: recorded as
  * ModelUsageRecorded and counted toward the daily budget (the route is held to the turn limit).
+ * Given an action, the context is the one that action's turn would send (see hypotheticalTurn).
  * And the exact prompt of the last turn, rebuilt the same way from the log (no model call).
  */
 @Injectable()
@@ -35,17 +38,20 @@ export class ContextPreviewUseCase {
     private readonly budget: DailyTokenBudget,
   ) {}
 
-  async preview(adventureId: string) {
-    const state = await this.adventures.get(adventureId);
+  async preview(adventureId: string, action?: HypotheticalInput) {
+    const head = await this.adventures.get(adventureId);
+    const { state, texts } = action
+      ? hypotheticalTurn(this.adventures, head, action)
+      : { state: head, texts: this.adventures };
     // The same retrieval as a turn's; only a real turn records which memories it used.
-    const memories = await this.memories.retrieve(state);
-    if (memories?.usage) await this.recordUsage(state, memories.usage);
-    const built = await buildTurnContext(this.adventures, state, {
+    const memories = await this.memories.retrieve(state, texts);
+    if (memories?.usage) await this.recordUsage(head, memories.usage);
+    const built = await buildTurnContext(texts, state, {
       defaultModel: this.config.modelName,
       memories,
     });
     return {
-      version: state.version,
+      version: head.version,
       system: built.system,
       story: built.story,
       report: built.report,

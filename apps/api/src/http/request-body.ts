@@ -1,4 +1,12 @@
-import { BadRequestException, type ValidationError } from '@nestjs/common';
+import {
+  BadRequestException,
+  ValidationPipe,
+  type ArgumentMetadata,
+  type PipeTransform,
+  type Type,
+  type ValidationError,
+  type ValidationPipeOptions,
+} from '@nestjs/common';
 import type { IncomingMessage } from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 import { errorBody } from './error.filter';
@@ -106,4 +114,33 @@ export function validationErrors(errors: ValidationError[]): BadRequestException
   };
   walk(errors, '');
   return new BadRequestException(messages);
+}
+
+/** How every body and query is checked (the global pipe, and OptionalBody below). */
+export const VALIDATION_OPTIONS: ValidationPipeOptions = {
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  forbidUnknownValues: true,
+  transform: true,
+  stopAtFirstError: false,
+  exceptionFactory: validationErrors,
+};
+
+/**
+ * A body a route may go without: absent, the handler gets undefined; sent, it is checked as
+ * `dto` like any body (an undeclared field is a 400 naming it). The global pipe would check an
+ * absent body as `{}` and refuse it, so the parameter is declared as a union the global pipe
+ * leaves alone (its metatype is Object) and checked here.
+ */
+export class OptionalBody<T extends object> implements PipeTransform {
+  private readonly pipe: ValidationPipe;
+
+  constructor(private readonly dto: Type<T>) {
+    this.pipe = new ValidationPipe({ ...VALIDATION_OPTIONS, expectedType: dto });
+  }
+
+  transform(value: unknown, metadata: ArgumentMetadata): Promise<T | undefined> | undefined {
+    if (value === undefined) return undefined;
+    return this.pipe.transform(value, { ...metadata, metatype: this.dto }) as Promise<T>;
+  }
 }
