@@ -141,9 +141,10 @@ describe('raw frames from the model, through the worker', () => {
     const narrated = events[events.length - 1];
     expect(narrated.type).toBe('Narrated');
     const data = narrated.data as NarratedData;
-    // The model said back exactly what it was sent; the stream shows its prose, never a fence.
-    expect(user?.content).toContain('I take the crown.');
-    expect(data.action.text).toContain('I take the crown.');
+    // The model said back exactly what it was sent (the do-action in the second person); the
+    // stream shows its prose, never a fence.
+    expect(user?.content).toContain('You take the crown.');
+    expect(data.action.text).toContain('You take the crown.');
     const entries = await finishedStream(spec.harness, turnId);
     expect(chunkText(entries)).not.toContain('```');
     // What the referee accepts from an echoed block is the fault suite's scenario to judge.
