@@ -88,8 +88,8 @@ export function configureHttp(
     '/v1/adventures/import',
     text({ type: ['application/x-ndjson', 'text/plain'], limit: LIMITS.importBodyBytes }),
   );
-  // A lore file arrives as itself (JSON, PNG, zip): raw bytes of the types acceptedContentTypes
-  // lets through, parsed by libs/lore. Mounted before the JSON parser, which then leaves the
+  // A lore file arrives as itself (JSON, PNG, zip): raw bytes of any type but a multipart form
+  // (acceptedContentTypes), parsed by libs/lore, which reads the format from the bytes. Mounted before the JSON parser, which then leaves the
   // body alone.
   app.use(
     '/v1/adventures/:id/story-cards/import',

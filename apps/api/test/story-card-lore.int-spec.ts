@@ -209,6 +209,28 @@ describe('POST /v1/adventures/:id/story-cards/import', () => {
     expect(comments).toEqual(expect.arrayContaining(['Bell', 'Wreck', 'Rules']));
   });
 
+  it("given the README's curl example (--data-binary sends application/x-www-form-urlencoded), then the file is imported; a multipart form is a 415 saying what to send", async () => {
+    const id = await anAdventure();
+    const file = Buffer.from(JSON.stringify(sillyTavernWorld()));
+    const path = `/v1/adventures/${id}/story-cards/import`;
+    const curl = await send(path, file, 'application/x-www-form-urlencoded');
+    expect(curl.status).toBe(200);
+    expect(((await curl.json()) as { format: string }).format).toBe('sillytavern');
+    const untyped = await fetch(`${api.baseUrl}${path}?mode=replace`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${api.apiKey}` },
+      body: file,
+    });
+    expect(untyped.status).toBe(200);
+    const before = (await api.request('GET', `/v1/adventures/${id}/events`)).body;
+    const form = await send(path, file, 'multipart/form-data; boundary=x');
+    expect(form.status).toBe(415);
+    expect(((await form.json()) as { message: string }).message).toMatch(
+      /Content-Type multipart\/form-data; boundary=x is not accepted here; send the body as the lore file itself, not a form \(curl --data-binary @file/,
+    );
+    expect((await api.request('GET', `/v1/adventures/${id}/events`)).body).toEqual(before);
+  });
+
   it('refuses a file over the size limit with 413', async () => {
     const id = await anAdventure();
     const response = await send(

@@ -128,7 +128,12 @@ export class AdventuresController {
       'Import a lore file (AI Dungeon, SillyTavern, Character Card V2/V3 JSON/PNG/.charx, NovelAI, KoboldAI Lite) as story cards',
   })
   @ApiConsumes('application/octet-stream', 'application/json', 'image/png', 'application/zip')
-  @ApiBody({ description: 'The file itself.', schema: { type: 'string', format: 'binary' } })
+  @ApiBody({
+    description:
+      'The file itself, with any Content-Type but multipart (415); the format is read from the bytes.',
+    schema: { type: 'string', format: 'binary' },
+  })
+  @ApiResponse({ status: 415, description: 'A multipart form: send the file itself' })
   @ApiResponse({ status: 200, description: '{format, imported, skipped, report, version}' })
   @ApiResponse({ status: 400, description: 'The file is malformed: the message says how' })
   importCards(@Param('id') id: string, @Query() query: LoreImportQuery, @Req() req: Request) {

@@ -17,10 +17,14 @@ import { rawPathOf } from '../auth/open-paths';
 const IMPORT_PATH = '/v1/adventures/import';
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const IMPORT_TYPES = /^(application\/x-ndjson|text\/plain)\s*(;|$)/i;
-/** A lore file (POST /v1/adventures/:id/story-cards/import) is sent as itself. */
+/**
+ * A lore file (POST /v1/adventures/:id/story-cards/import) is sent as itself, and libs/lore tells
+ * its format from its bytes, so any Content-Type is taken (curl's `--data-binary @file` says
+ * application/x-www-form-urlencoded, a browser may say nothing). Only a multipart form is
+ * refused: it wraps the file in boundaries the parser would read as part of it.
+ */
 const LORE_IMPORT_PATH = /^\/v1\/adventures\/[^/]+\/story-cards\/import$/;
-const LORE_TYPES =
-  /^(application\/json|application\/octet-stream|image\/png|application\/zip|application\/x-zip-compressed|text\/plain)\s*(;|$)/i;
+const NOT_LORE_TYPES = /^multipart\//i;
 
 function hasBody(req: IncomingMessage): boolean {
   return (
@@ -40,11 +44,13 @@ export function acceptedContentTypes(req: Request, res: Response, next: NextFunc
   const path = rawPathOf(req.url);
   const isImport = path === IMPORT_PATH;
   const isLore = LORE_IMPORT_PATH.test(path);
-  if ((isImport ? IMPORT_TYPES : isLore ? LORE_TYPES : JSON_TYPE).test(type)) return next();
+  if (isLore ? !NOT_LORE_TYPES.test(type) : (isImport ? IMPORT_TYPES : JSON_TYPE).test(type)) {
+    return next();
+  }
   const accepted = isImport
     ? 'application/x-ndjson (or text/plain), as GET /v1/adventures/:id/export sends it'
     : isLore
-      ? 'the lore file itself: application/json, application/octet-stream, image/png, application/zip or text/plain'
+      ? 'the lore file itself, not a form (curl --data-binary @file, or -T file), with any other Content-Type'
       : 'application/json';
   const got = type === '' ? 'no Content-Type' : `Content-Type ${type.slice(0, 100)}`;
   res
