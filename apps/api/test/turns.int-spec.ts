@@ -382,6 +382,10 @@ describe('cancel, narrative state and context', () => {
 
     expect(plain.status).toBe(200);
     expect(plain.body.story).not.toContain('ferryman');
+    // `{}` is no action either (a client that always sends a JSON body sends it for nothing).
+    const empty = await api.request('POST', `/v1/adventures/${id}/context/preview`, {});
+    expect(empty.status).toBe(200);
+    expect(empty.body.story).toBe(plain.body.story);
     expect(plain.body.report.cards).toEqual([]);
     expect(supposed.status).toBe(200);
     // Formatted as the turn would store it, after the narration, and its words fire the lore.

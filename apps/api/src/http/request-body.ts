@@ -133,10 +133,11 @@ export const VALIDATION_OPTIONS: ValidationPipeOptions = {
 };
 
 /**
- * A body a route may go without: absent, the handler gets undefined; sent, it is checked as
- * `dto` like any body (an undeclared field is a 400 naming it). The global pipe would check an
- * absent body as `{}` and refuse it, so the parameter is declared as a union the global pipe
- * leaves alone (its metatype is Object) and checked here.
+ * A body a route may go without: absent, or `{}` (what a client that always sends a JSON body
+ * sends for nothing, the web client's `api.post` among them), the handler gets undefined; with
+ * any field it is checked as `dto` like any body (an undeclared field is a 400 naming it). The
+ * global pipe would check an absent body as `{}` and refuse it, so the parameter is declared as
+ * a union the global pipe leaves alone (its metatype is Object) and checked here.
  */
 export class OptionalBody<T extends object> implements PipeTransform {
   private readonly pipe: ValidationPipe;
@@ -146,7 +147,16 @@ export class OptionalBody<T extends object> implements PipeTransform {
   }
 
   transform(value: unknown, metadata: ArgumentMetadata): Promise<T | undefined> | undefined {
-    if (value === undefined) return undefined;
+    if (value === undefined || isEmptyObject(value)) return undefined;
     return this.pipe.transform(value, { ...metadata, metatype: this.dto }) as Promise<T>;
   }
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.keys(value).length === 0
+  );
 }
