@@ -14,6 +14,8 @@ import type { WorkerOptions } from 'bullmq';
 import { modelClientProviders } from './model-client.provider';
 import { admissionProviders } from './narrate.admission';
 import { NarrateTurnUseCase } from './narrate-turn.use-case';
+import { NarrateStages } from './narrate.stages';
+import { TurnRecorder } from './turn.recorder';
 import { FinishedNarrationStore } from './finished-narration.store';
 import { NarrateProcessor } from './narrate.processor';
 import { TurnReconciler } from './turn.reconciler';
@@ -74,6 +76,8 @@ export class ContextWorkerModule {
         ...modelClientProviders,
         ...admissionProviders,
         NarrateTurnUseCase,
+        NarrateStages,
+        TurnRecorder,
         FinishedNarrationStore,
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },

@@ -1,5 +1,6 @@
 import { ModelError } from '@chronicle/llm';
-import { DEFAULT_PROVIDER_PAUSE_MS, providerPauseMs } from './narrate.admission';
+import { DEFAULT_PROVIDER_PAUSE_MS } from '@chronicle/adventure';
+import { providerPauseMs } from './narrate.admission';
 
 const rateLimited = (init: { retryable: boolean; retryAfterMs?: number }) =>
   new ModelError({ kind: 'rate_limited', message: '429', ...init });

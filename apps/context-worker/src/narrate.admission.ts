@@ -12,6 +12,7 @@ import {
   type Provider,
 } from '@nestjs/common';
 import { AdventureOwners } from '@chronicle/accounts';
+import { pauseMsOfRetryAfter, pausesTheProvider } from '@chronicle/adventure';
 import { isModelError, isOfflineConfig, type ModelClient } from '@chronicle/llm';
 import {
   asDependencyUnavailable,
@@ -29,6 +30,7 @@ import {
   UserLeases,
 } from '@chronicle/queue';
 import type Redis from 'ioredis';
+import { modelFailed } from './turn.facts';
 import { WORKER_CONFIG } from './worker-config.token';
 
 export const ADMISSION_REDIS = Symbol('ADMISSION_REDIS');
@@ -47,11 +49,6 @@ const LINE_STALE_MS = 4 * LINE_RECHECK_MS;
 const IN_JOB_WAIT_MS = 1_000;
 /** How long a turn waits when Redis or Postgres cannot answer the admission. */
 const UNAVAILABLE_WAIT_MS = 2_000;
-/** A 429 without Retry-After pauses the provider this long. */
-export const DEFAULT_PROVIDER_PAUSE_MS = 5_000;
-/** The longest pause honoured: a longer Retry-After is a cap, not a burst limit. */
-const MAX_PROVIDER_PAUSE_MS = 10 * 60_000;
-
 export type Admission =
   | { status: 'admitted'; release(): Promise<void> }
   | { status: 'waiting'; untilMs: number; reason: string };
@@ -65,16 +62,13 @@ export interface AdmissionJob {
 
 /**
  * How long a model error asks every narration to the provider to wait: a 429 that is a burst
- * limit (not a used-up quota, which no wait fixes), for its Retry-After. null for any other error.
+ * limit (not a used-up quota, which no wait fixes), for its Retry-After (the turn workflow's
+ * rule). null for any other error.
  */
 export function providerPauseMs(error: unknown): number | null {
-  if (!isModelError(error) || error.kind !== 'rate_limited' || !error.retryable) return null;
-  const asked = error.retryAfterMs;
-  const ms =
-    typeof asked === 'number' && Number.isFinite(asked) && asked > 0
-      ? asked
-      : DEFAULT_PROVIDER_PAUSE_MS;
-  return Math.min(Math.round(ms), MAX_PROVIDER_PAUSE_MS);
+  if (!isModelError(error)) return null;
+  const fact = modelFailed(error);
+  return pausesTheProvider(fact) ? pauseMsOfRetryAfter(fact.retryAfterMs) : null;
 }
 
 @Injectable()

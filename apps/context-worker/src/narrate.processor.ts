@@ -10,12 +10,11 @@ import {
   type NarrateJob,
 } from '@chronicle/queue';
 import { randomUUID } from 'node:crypto';
-import { NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
+import { decideTurnStep } from '@chronicle/adventure';
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import {
   NarrateTurnUseCase,
   TurnDeferredError,
-  TurnReleasedError,
   type NarrateOutcome,
 } from './narrate-turn.use-case';
 import { NarrateAdmission } from './narrate.admission';
@@ -23,11 +22,6 @@ import { WORKER_CONFIG } from './worker-config.token';
 
 /** The jobs this processor answers, checked against the registry at start-up. */
 export const NARRATE_HANDLERS = [{ jobName: JobName.NarrateTurn }] as const;
-
-const FAILED_BY_QUEUE = {
-  code: 'lost',
-  message: `${NARRATION_FAILURE_MESSAGES.lost} (The worker running it stopped too many times.)`,
-} as const;
 
 /**
  * The narrate queue's consumer: job bookkeeping only (log context, roll-call tracking, the
@@ -100,10 +94,10 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
           }),
         );
       } catch (error) {
-        if (error instanceof TurnReleasedError || error instanceof TurnDeferredError) {
-          // Back to the queue (at once, or after the wait) without spending an attempt.
-          const delay = error instanceof TurnDeferredError ? error.delayMs : 0;
-          await job.moveToDelayed(Date.now() + delay, token);
+        if (error instanceof TurnDeferredError) {
+          // The workflow's retry that spends no attempt: back to the queue (at once, or after
+          // the wait); any other error is a retry BullMQ counts.
+          await job.moveToDelayed(Date.now() + error.delayMs, token);
           throw new DelayedError(error.message);
         }
         throw error;
@@ -144,13 +138,23 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
           error: describeError(error),
           attemptsMade: job.attemptsMade,
         });
-        const recorded = await this.narrateTurn.recordFailure(
-          adventureId,
-          turnId,
-          FAILED_BY_QUEUE,
-          job.attemptsMade,
-        );
-        if (recorded) this.metrics.narrationsFailed.inc({ code: FAILED_BY_QUEUE.code });
+        const run = {
+          attempt: job.attemptsMade,
+          maxAttempts: attemptsOf(job),
+          deadlineMs: 0,
+          maxRequeues: 0,
+        };
+        const gaveUp = { type: 'QueueGaveUp', attemptsMade: job.attemptsMade } as const;
+        for (const step of decideTurnStep(run, gaveUp)) {
+          if (step.type !== 'RecordFailure') continue;
+          const recorded = await this.narrateTurn.recordFailure(
+            adventureId,
+            turnId,
+            step,
+            step.attempts,
+          );
+          if (recorded) this.metrics.narrationsFailed.inc({ code: step.code });
+        }
       } catch (recordError) {
         this.logger.error({
           msg: 'could not record a failed turn',

@@ -19,7 +19,13 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { adventureIdOfStream, NARRATION_FAILURE_MESSAGES } from '@chronicle/adventure';
+import {
+  adventureIdOfStream,
+  decideTurnStep,
+  type TurnFact,
+  type TurnRun,
+  type TurnStep,
+} from '@chronicle/adventure';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
@@ -154,8 +160,13 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       const adventureId = adventureIdOfStream(row.stream_id);
       if (!adventureId) continue;
       const turnId = row.turn_id;
-      if (row.age_ms > this.config.narrateTurnDeadlineMs) {
-        if (await this.end(adventureId, turnId, 'deadline', row.requeues)) report.deadline++;
+      const overdue = this.failureFor({
+        type: 'Reconciled',
+        ageMs: row.age_ms,
+        requeues: row.requeues,
+      });
+      if (overdue) {
+        if (await this.end(adventureId, turnId, overdue, row.requeues)) report.deadline++;
         continue;
       }
       const jobId = narrateJobId(turnId);
@@ -172,8 +183,9 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       }
       if (!repair) continue;
       if (!(await this.stillInFlight(db, row.stream_id, turnId))) continue;
-      if (row.requeues >= this.config.reconcileMaxRequeues) {
-        if (await this.end(adventureId, turnId, 'lost', row.requeues)) report.lost++;
+      const lost = this.failureFor({ type: 'JobNotRunning', requeues: row.requeues });
+      if (lost) {
+        if (await this.end(adventureId, turnId, lost, row.requeues)) report.lost++;
         continue;
       }
       // The old job is removed first: an add under an id that exists (failed, completed) is a
@@ -216,18 +228,31 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
     return row !== undefined;
   }
 
+  /** The failure the turn workflow records for a fact of this pass; null: the pass goes on. */
+  private failureFor(fact: TurnFact): Extract<TurnStep, { type: 'RecordFailure' }> | null {
+    const run: TurnRun = {
+      attempt: 1,
+      maxAttempts: 1,
+      deadlineMs: this.config.narrateTurnDeadlineMs,
+      maxRequeues: this.config.reconcileMaxRequeues,
+    };
+    const steps = decideTurnStep(run, fact);
+    return steps.find((step) => step.type === 'RecordFailure') ?? null;
+  }
+
   /** Ends a turn the reconciler gives up on; a running attempt's model call is cancelled. */
   private async end(
     adventureId: string,
     turnId: string,
-    code: 'lost' | 'deadline',
+    failure: Extract<TurnStep, { type: 'RecordFailure' }>,
     requeues: number,
   ): Promise<boolean> {
+    const code = failure.code;
     const recorded = await this.narrateTurn.recordFailure(
       adventureId,
       turnId,
-      { code, message: NARRATION_FAILURE_MESSAGES[code] },
-      Math.max(1, requeues),
+      failure,
+      failure.attempts,
     );
     if (recorded) {
       await this.controlPlane.cancelTurn(adventureId, turnId).catch(() => undefined);

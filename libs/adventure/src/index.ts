@@ -10,6 +10,7 @@ export * from './adventure.queries';
 export * from './adventure.validation';
 export * from './event.upcaster';
 export * from './narration-failure';
+export * from './turn.workflow';
 export * from './player-input.format';
 export * from './memory.events';
 export * from './memory.state';
