@@ -25,8 +25,46 @@ export const MAX_EVENT_DEPTH = 32;
 /** Entries in any one list of an event (state events, rejections, a manifest's sections…). */
 const MAX_LIST_ITEMS = 1_000;
 /** The lists that hold an adventure's cards, which may run to LIMITS.storyCardsPerAdventure. */
-const CARD_LISTS = new Set(['data.storyCards', 'data.cards', 'data.removedCardIds']);
+const CARD_LISTS = new Set(['data.storyCards', 'data.cards', 'data.removedCardIds', 'data.order']);
 const MODEL_CALL_PURPOSES = new Set(['narration', 'memory', 'summary', 'embedding', 'retrieval']);
+
+/**
+ * How long a string, how deep and how long a list the API lets into one part of an event. An
+ * import holds each event to what the API applied when it first accepted it: most text is at
+ * most proseChars, but a script's sources, its state and a lore file's source entries have
+ * their own, larger limits (and each has a size check of its own beside this one).
+ */
+export interface JsonBounds {
+  stringChars: number;
+  depth: number;
+  listItems: number;
+}
+
+const EVENT_BOUNDS: JsonBounds = {
+  stringChars: LIMITS.proseChars,
+  depth: MAX_EVENT_DEPTH,
+  listItems: MAX_LIST_ITEMS,
+};
+/** A script's sources: each held to its UTF-8 bytes at save time (sourceSizeProblems). */
+const SCRIPT_SOURCE_BOUNDS: JsonBounds = {
+  ...EVENT_BOUNDS,
+  stringChars: LIMITS.scripts.libraryBytes,
+};
+/**
+ * A script's `state`, as the hook chain took it (checkState): bounded by its serialised size,
+ * which checkScriptState applies; the sandbox's JSON round trip nests at most 200 deep.
+ */
+const SCRIPT_STATE_BOUNDS: JsonBounds = {
+  stringChars: LIMITS.scripts.stateChars,
+  depth: 200,
+  listItems: LIMITS.scripts.stateChars,
+};
+/** A lore file's source entry (`origin.raw`, a book's `raw`), kept verbatim: bounded by loreRawChars of JSON. */
+const LORE_RAW_BOUNDS: JsonBounds = {
+  stringChars: LIMITS.loreRawChars,
+  depth: 200,
+  listItems: LIMITS.loreRawChars,
+};
 
 function invalid(message: string): never {
   throw new InvalidCommandError(message);
@@ -34,12 +72,18 @@ function invalid(message: string): never {
 
 /**
  * Every string anywhere in `value`: no NUL (Postgres refuses it in jsonb), no lone surrogate,
- * at most proseChars; nesting and list lengths bounded. Names the first bad field by its path.
+ * at most `bounds.stringChars`; nesting and list lengths bounded. Names the first bad field by
+ * its path.
  */
-export function checkJsonValue(path: string, value: unknown, depth = 0): void {
-  if (depth > MAX_EVENT_DEPTH) invalid(`${path} nests more than ${MAX_EVENT_DEPTH} deep`);
+export function checkJsonValue(
+  path: string,
+  value: unknown,
+  depth = 0,
+  bounds: JsonBounds = EVENT_BOUNDS,
+): void {
+  if (depth > bounds.depth) invalid(`${path} nests more than ${bounds.depth} deep`);
   if (typeof value === 'string') {
-    checkText(path, value, { max: LIMITS.proseChars });
+    checkText(path, value, { max: bounds.stringChars });
     return;
   }
   if (typeof value === 'number') {
@@ -49,23 +93,42 @@ export function checkJsonValue(path: string, value: unknown, depth = 0): void {
   if (value === null || typeof value === 'boolean') return;
   if (Array.isArray(value)) {
     const cardList = CARD_LISTS.has(path);
-    const max = cardList ? LIMITS.storyCardsPerAdventure : MAX_LIST_ITEMS;
+    const max = cardList ? LIMITS.storyCardsPerAdventure : bounds.listItems;
     if (value.length > max) {
       invalid(
         `${path} has more than ${max} entries${cardList ? ' (limit storyCardsPerAdventure)' : ''}`,
       );
     }
-    value.forEach((item, index) => checkJsonValue(`${path}[${index}]`, item, depth + 1));
+    value.forEach((item, index) => checkJsonValue(`${path}[${index}]`, item, depth + 1, bounds));
     return;
   }
   if (typeof value === 'object') {
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       checkText(`${path} key`, key, { max: LIMITS.idChars });
-      checkJsonValue(`${path}.${key}`, item, depth + 1);
+      const inner = key === 'raw' && isLoreSource(path) ? LORE_RAW_BOUNDS : bounds;
+      checkJsonValue(`${path}.${key}`, item, depth + 1, inner);
     }
     return;
   }
   invalid(`${path} is not JSON`);
+}
+
+/** A card's `origin` or an imported book: their `raw` is the lore file's own entry. */
+function isLoreSource(path: string): boolean {
+  return path.endsWith('.origin') || path === 'data.book';
+}
+
+/** The bounds an event's data was accepted under (see JsonBounds). */
+function boundsOf(event: AdventureEvent): JsonBounds {
+  switch (event.type) {
+    case 'ScriptAdded':
+    case 'ScriptEdited':
+      return SCRIPT_SOURCE_BOUNDS;
+    case 'ScriptStateChanged':
+      return SCRIPT_STATE_BOUNDS;
+    default:
+      return EVENT_BOUNDS;
+  }
 }
 
 function checkCount(field: string, value: unknown, { min = 0, max = 2_000_000_000 } = {}): number {
@@ -134,9 +197,41 @@ function requireNewTurn(state: AdventureState, turnId: string): void {
 /** Throws InvalidCommandError naming the field when the live API could not have written it. */
 // eslint-disable-next-line max-lines-per-function -- one switch over every event type, each checking its own fields; the cases are the event catalogue
 export function checkRecordedEvent(event: AdventureEvent, before: AdventureState): void {
-  checkJsonValue('data', event.data);
+  checkJsonValue('data', event.data, 0, boundsOf(event));
   const prose = { max: LIMITS.proseChars };
   switch (event.type) {
+    case 'ScriptAdded':
+      checkId('data.script.id', event.data.script?.id);
+      checkText('data.script.name', event.data.script.name, {
+        max: LIMITS.scripts.nameChars,
+        required: true,
+      });
+      return;
+    case 'ScriptEdited':
+      checkId('data.scriptId', event.data.scriptId);
+      if (event.data.changes?.name !== undefined) {
+        checkText('data.changes.name', event.data.changes.name, {
+          max: LIMITS.scripts.nameChars,
+          required: true,
+        });
+      }
+      return;
+    case 'ScriptStateChanged': {
+      checkId('data.scriptId', event.data.scriptId);
+      // The head the run wrote to: '' only for a run before the story had a node.
+      checkText('data.actionId', event.data.actionId, { max: LIMITS.idChars });
+      const state = event.data.state;
+      if (typeof state !== 'object' || state === null || Array.isArray(state)) {
+        invalid('data.state must be an object');
+      }
+      const size = JSON.stringify(state).length;
+      if (size > LIMITS.scripts.stateChars) {
+        invalid(
+          `data.state is ${size} characters of JSON; a script's state is at most ${LIMITS.scripts.stateChars}`,
+        );
+      }
+      return;
+    }
     case 'AdventureCreated': {
       const d = event.data;
       checkText('data.title', d.title, { max: MAX_TITLE_CHARS, required: true });

@@ -148,6 +148,88 @@ describe('import limits', () => {
     expect(JSON.stringify(reply.body)).not.toMatch(/call stack/i);
   });
 
+  describe('whatever the API accepted, the import accepts (issue 27)', () => {
+    const exportOf = async (id: string) => {
+      const response = await fetch(`${api.baseUrl}/v1/adventures/${id}/export`, {
+        headers: { authorization: `Bearer ${api.apiKey}` },
+      });
+      return (await response.text()).trimEnd().split('\n');
+    };
+
+    it('given scripts the size of Hashtag-DnD and Inner Self, a 100 KB script state and a lore entry with a 60,000-character field, when the adventure is exported and imported, then it all arrives', async () => {
+      const id = (await api.request('POST', '/v1/adventures', aScenario())).body.id as string;
+      // A Library of 300 KB (Hashtag-DnD's is ~350 KB) and a 100 KB Input hook, each with one
+      // string over the 50,000 every other text is held to.
+      const library = `var helpText = "${'h'.repeat(300_000)}";`;
+      const input = `// ${'i'.repeat(100_000)}\nstate.notes = "n".repeat(100000); ({ text })`;
+      const added = await api.request('POST', `/v1/adventures/${id}/scripts`, {
+        name: 'Hashtag DnD',
+        library,
+        input,
+      });
+      expect(added.status).toBe(201);
+      // onInput runs in the API: its state is in the log with the player action.
+      const acted = await api.request('POST', `/v1/adventures/${id}/actions`, {
+        type: 'do',
+        text: 'open the book',
+      });
+      expect(acted.status).toBe(202);
+      const world = {
+        entries: {
+          '0': {
+            uid: 0,
+            key: ['tower'],
+            comment: 'Tower',
+            content: 'The tower leans.',
+            extensions: { authorNotes: 'a'.repeat(60_000) },
+          },
+        },
+      };
+      const lore = await api.request(
+        'POST',
+        `/v1/adventures/${id}/story-cards/import`,
+        JSON.stringify(world),
+        { 'content-type': 'application/json' },
+      );
+      expect(lore.status).toBe(200);
+
+      const imported = await send(await exportOf(id));
+      expect(imported.status).toBe(201);
+      const copy = imported.body.adventureId as string;
+      const scripts = await api.request('GET', `/v1/adventures/${copy}/scripts`);
+      expect(scripts.body.scripts[0]).toMatchObject({ name: 'Hashtag DnD', library, input });
+      const scriptId = scripts.body.scripts[0].id as string;
+      const state = await api.request('GET', `/v1/adventures/${copy}/scripts/${scriptId}/state`);
+      expect((state.body.state.notes as string).length).toBe(100_000);
+      const lines = await exportOf(copy);
+      expect(lines.join('\n')).toContain('a'.repeat(60_000));
+    });
+
+    it('still refuses what no request could have made: a script state over 256 KiB', async () => {
+      const id = (await api.request('POST', '/v1/adventures', aScenario())).body.id as string;
+      await api.request('POST', `/v1/adventures/${id}/scripts`, {
+        name: 'Notes',
+        input: 'state.n = 1; ({ text })',
+      });
+      await api.request('POST', `/v1/adventures/${id}/actions`, { type: 'do', text: 'wait' });
+      const lines = await exportOf(id);
+      const at = lines.findIndex((line) => JSON.parse(line).type === 'ScriptStateChanged');
+      const event = JSON.parse(lines[at]);
+      event.data.state = { notes: 'n'.repeat(LIMITS.scripts.stateChars) };
+      const tooBig = [...lines];
+      tooBig[at] = JSON.stringify(event);
+      const before = await eventCount();
+      const reply = await send(tooBig);
+      expect(reply.status).toBe(400);
+      expect(reply.body.message).toMatch(
+        new RegExp(
+          `line ${at + 1}: ScriptStateChanged: data.state is \\d+ characters of JSON; a script's state is at most ${LIMITS.scripts.stateChars}`,
+        ),
+      );
+      expect(await eventCount()).toBe(before);
+    });
+  });
+
   it('takes only NDJSON: a JSON body is a 415 naming what to send', async () => {
     const reply = await send(exported, 'application/json');
     expect(reply.status).toBe(415);
