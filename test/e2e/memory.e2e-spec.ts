@@ -248,7 +248,22 @@ describeBuilt('memory bank and summary, end to end', () => {
       );
       const report = await client.expect(200, 'GET', `/v1/adventures/${adventureId}/context`);
       expect(report.body.manifest?.memories ?? report.body.memories).toEqual(
-        expect.arrayContaining([expect.objectContaining({ id: newest.id, pinned: true })]),
+        expect.arrayContaining([
+          expect.objectContaining({ id: newest.id, pinned: true, sources: newest.sourceActionIds }),
+        ]),
+      );
+      // The memory cites its block (depths 114–119), and expands to the story's own text of it.
+      expect(newest.sourceActionIds).toHaveLength(6);
+      const expanded = await client.expect(
+        200,
+        'GET',
+        `/v1/adventures/${adventureId}/memories/${newest.id}/sources`,
+      );
+      expect(expanded.body.sources.map((s: { depth: number }) => s.depth)).toEqual([
+        114, 115, 116, 117, 118, 119,
+      ]);
+      expect(expanded.body.sources.map((s: { text: string }) => s.text).join('\n')).toContain(
+        'walk to mark 58',
       );
 
       // Undo turn 61 and turn 60: the head is at depth 118, before the memory's anchor (119).
@@ -256,6 +271,11 @@ describeBuilt('memory bank and summary, end to end', () => {
       expect((await client.undo(adventureId)).status).toBe(200);
       const after = await client.expect(200, 'GET', `/v1/adventures/${adventureId}/memories`);
       expect(after.body.memories.map((m: { id: string }) => m.id)).not.toContain(newest.id);
+      await client.expect(
+        404,
+        'GET',
+        `/v1/adventures/${adventureId}/memories/${newest.id}/sources`,
+      );
 
       system.fake.clear();
       await client.play(adventureId, 'do', 'walk to the cliff instead');

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AccountsRepository } from '@chronicle/accounts';
 import {
   adventureStreamId,
   EVENT_SCHEMA_VERSIONS,
@@ -7,7 +8,7 @@ import {
 } from '@chronicle/adventure';
 import { narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository } from '@chronicle/event-store';
-import { SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
+import { memoryBlocks, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
 import { JobName, QueueName, QueueProducer } from '@chronicle/queue';
 import {
   startFakeOpenAiServer,
@@ -86,6 +87,7 @@ describe('memories', () => {
         sourceStart: null,
         sourceEnd: null,
         anchorActionId: head,
+        sourceActionIds: [],
         onPath: true,
       },
       version: 2,
@@ -195,6 +197,7 @@ describe('memories', () => {
         sourceStart: null,
         sourceEnd: null,
         anchorActionId: head,
+        sourceActionIds: [],
         createdBy: 'player',
       },
     }));
@@ -230,6 +233,106 @@ describe('memories', () => {
     expect(jobs.filter((job) => job.data.adventureId === id)).toEqual([
       expect.objectContaining({ name: JobName.UpdateMemory }),
     ]);
+  });
+});
+
+describe('a memory expanded to its sources', () => {
+  /** The worker's memory of the oldest block due, sent as the worker sends it. */
+  async function workerMemory(adventureId: string): Promise<string> {
+    const [block] = memoryBlocks(await api.adventures.get(adventureId));
+    const memoryId = randomUUID();
+    const handled = await api.adventures.handle(
+      adventureId,
+      {
+        type: 'WriteMemory',
+        key: memoryId,
+        data: {
+          memoryId,
+          text: 'Mira rang the bell six times.',
+          block: {
+            anchorActionId: block.anchorActionId,
+            sourceStart: block.sourceStart,
+            sourceEnd: block.sourceEnd,
+          },
+        },
+      },
+      { actor: 'test' },
+    );
+    expect(handled.events).toHaveLength(1);
+    return memoryId;
+  }
+
+  it("given a worker's memory, then its sources are the story's own text of the block's actions, in order; the list cites them", async () => {
+    const id = await adventure();
+    await play(id, 6); // the opening and 12 actions: the first block (depths 0–5) is due
+    const memoryId = await workerMemory(id);
+    const expanded = await api.request('GET', `/v1/adventures/${id}/memories/${memoryId}/sources`);
+    expect(expanded.status).toBe(200);
+    const path = (await api.adventures.get(id)).path;
+    expect(expanded.body).toEqual({
+      memoryId,
+      text: 'Mira rang the bell six times.',
+      sources: path.slice(0, 6).map((entry, depth) => ({
+        actionId: entry.id,
+        depth,
+        type: entry.type,
+        text: expect.any(String),
+      })),
+      version: expect.any(Number),
+    });
+    expect(expanded.body.sources.slice(1).map((s: { text: string }) => s.text)).toEqual([
+      '> You ring step 1.',
+      'The bell answers step 1.',
+      '> You ring step 2.',
+      'The bell answers step 2.',
+      '> You ring step 3.',
+    ]);
+    const listed = await api.request('GET', `/v1/adventures/${id}/memories`);
+    expect(listed.body.memories[0].sourceActionIds).toEqual(
+      expanded.body.sources.map((s: { actionId: string }) => s.actionId),
+    );
+  });
+
+  it('fails closed: a memory off the current path, an unknown one, or another user’s adventure is 404; a hand-written one has no sources', async () => {
+    const id = await adventure();
+    await play(id, 6);
+    const memoryId = await workerMemory(id);
+    // Undo back past the block's last action (depth 5): the memory leaves the path.
+    while ((await api.adventures.get(id)).path.length > 5) {
+      expect((await api.request('POST', `/v1/adventures/${id}/undo`)).status).toBe(200);
+    }
+    const off = await api.request('GET', `/v1/adventures/${id}/memories/${memoryId}/sources`);
+    expect(off.status).toBe(404);
+    expect(off.body.message).toMatch(/not on the current path/);
+    expect(
+      (await api.request('GET', `/v1/adventures/${id}/memories/${randomUUID()}/sources`)).status,
+    ).toBe(404);
+
+    const mine = await api.request('POST', `/v1/adventures/${id}/memories`, { text: 'Mine.' });
+    const own = await api.request(
+      'GET',
+      `/v1/adventures/${id}/memories/${mine.body.memory.id}/sources`,
+    );
+    expect(own.status).toBe(200);
+    expect(own.body.sources).toEqual([]);
+
+    const accounts = api.app.get(AccountsRepository);
+    const other = await accounts.createUser({ name: 'someone else' });
+    const otherKey = (await accounts.createKey(other.id))!.key;
+    const theirs = await api.request(
+      'GET',
+      `/v1/adventures/${id}/memories/${mine.body.memory.id}/sources`,
+      undefined,
+      { authorization: `Bearer ${otherKey}` },
+    );
+    expect(theirs.status).toBe(404);
+    const anonymous = await api.request(
+      'GET',
+      `/v1/adventures/${id}/memories/${mine.body.memory.id}/sources`,
+      undefined,
+      { authorization: '' },
+    );
+    expect(anonymous.status).toBe(401);
   });
 });
 

@@ -80,6 +80,7 @@ describe('jobsAfter', () => {
         sourceStart: null,
         sourceEnd: null,
         anchorActionId: 'opening',
+        sourceActionIds: [],
         createdBy: 'player',
       },
     };
@@ -104,6 +105,7 @@ describe('jobsAfter', () => {
           sourceStart: 0,
           sourceEnd: 5,
           anchorActionId: 'opening',
+          sourceActionIds: ['opening'],
           createdBy: 'worker',
         },
       },

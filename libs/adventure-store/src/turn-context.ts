@@ -296,7 +296,8 @@ export interface ContextManifest {
   sections: { label: string; tokens: number }[];
   tokens: { total: number; budget: number };
   cards: BuiltContext['report']['cards'];
-  memories: { id: string; similarity: number; pinned: boolean }[] | null;
+  /** `sources`: the story actions each memory was written from (absent before they were recorded). */
+  memories: { id: string; similarity: number; pinned: boolean; sources?: string[] }[] | null;
   memoryError: string | null;
   history: BuiltContext['report']['history'];
   /** The history mode, its fill and the cached share the next request can expect. */
@@ -320,7 +321,12 @@ export function contextManifest(built: BuiltContext): ContextManifest {
     tokens: report.tokens,
     cards: report.cards,
     memories: report.memories
-      ? report.memories.used.map(({ id, similarity, pinned }) => ({ id, similarity, pinned }))
+      ? report.memories.used.map(({ id, similarity, pinned, sources }) => ({
+          id,
+          similarity,
+          pinned,
+          ...(sources && { sources }),
+        }))
       : null,
     memoryError: report.memories?.error ?? null,
     history: report.history,

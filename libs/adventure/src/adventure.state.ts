@@ -26,11 +26,12 @@ import type { NarrationFailureCode } from './narration-failure';
  * default), imported lorebooks (`lorebooks`) and scenario scripts (`scripts`). All four landed in
  * parallel under one bump. 6: AI nodes keep the cards whose timed effects their prompt started
  * (`timedLore`); script states are records that patch one another (`scriptStateRecords`), and
- * settings carry the scripts' context mode and limits (both landed together). How a
+ * settings carry the scripts' context mode and limits (both landed together). 7: memories keep
+ * the actions they were written from (`sourceActionIds`). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 6;
+export const projectorVersion = 7;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 

@@ -116,4 +116,19 @@ describe('the history mode of adventures created before it was a setting', () =>
     const v2 = { adventureId: 'a', settings: { historyMode: 'stable' } };
     expect(upcast('AdventureCreated', 2, v2)).toEqual(v2);
   });
+
+  it("reads a v1 MemoryWritten as v2: a worker memory's sources are to be found (null), a hand-written one has none", () => {
+    expect(EVENT_SCHEMA_VERSIONS.MemoryWritten).toBe(2);
+    const worker = {
+      memoryId: 'm',
+      text: 'Mira lit the lamp.',
+      sourceStart: 1,
+      sourceEnd: 6,
+      anchorActionId: 'a-6',
+      createdBy: 'worker',
+    };
+    expect(upcast('MemoryWritten', 1, worker)).toEqual({ ...worker, sourceActionIds: null });
+    const player = { ...worker, sourceStart: null, sourceEnd: null, createdBy: 'player' };
+    expect(upcast('MemoryWritten', 1, player)).toEqual({ ...player, sourceActionIds: [] });
+  });
 });

@@ -77,6 +77,15 @@ export function createUpcasterRegistry(
  * bumped.
  */
 export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {
+  MemoryWritten: {
+    // v1 recorded a worker memory's source depths and anchor, not its actions: `null` says "not
+    // recorded", and the projection finds them on the anchor's line (a hand-written memory,
+    // with no depths, has none).
+    1: (data) => {
+      const written = data as { sourceStart?: unknown };
+      return { ...written, sourceActionIds: written.sourceStart == null ? [] : null };
+    },
+  },
   AdventureCreated: {
     // v1 had no `settings.historyMode`: those adventures were narrated with the seed's sliding
     // window, and keep it so that every prompt in their log rebuilds to the same bytes.

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- one check per event type, in the order of the event union; split, the checks of one stream would live in several files that must all change with a new event */
 // Checks a recorded event as the live API would have made it: the same field checks and limits
 // as the deciders apply to commands, and the same preconditions on the state before it (a turn
 // starts only when none is in flight, a narration answers the turn in flight, an action id is
@@ -136,6 +137,11 @@ function checkCount(field: string, value: unknown, { min = 0, max = 2_000_000_00
     invalid(`${field} must be a whole number from ${min} to ${max}`);
   }
   return value;
+}
+
+function checkIdList(field: string, ids: unknown): void {
+  if (!Array.isArray(ids)) invalid(`${field} must be a list`);
+  ids.forEach((id, index) => checkId(`${field}[${index}]`, id));
 }
 
 function checkUsage(field: string, usage: unknown): void {
@@ -413,6 +419,9 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
     case 'MemoryWritten':
       checkId('data.memoryId', event.data.memoryId);
       checkText('data.text', event.data.text, { max: LIMITS.memoryTextChars, required: true });
+      if (event.data.sourceActionIds !== null) {
+        checkIdList('data.sourceActionIds', event.data.sourceActionIds);
+      }
       if (before.memory.memories.length + 1 > LIMITS.memoriesPerAdventure) {
         throw new LimitExceededError(
           `an adventure holds at most ${LIMITS.memoriesPerAdventure} memories (limit memoriesPerAdventure)`,
@@ -430,8 +439,7 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       checkId('data.memoryId', event.data.memoryId);
       return;
     case 'MemoryForgotten':
-      if (!Array.isArray(event.data.memoryIds)) invalid('data.memoryIds must be a list');
-      event.data.memoryIds.forEach((id, index) => checkId(`data.memoryIds[${index}]`, id));
+      checkIdList('data.memoryIds', event.data.memoryIds);
       return;
     case 'MemoriesUsed':
       checkId('data.turnId', event.data.turnId);

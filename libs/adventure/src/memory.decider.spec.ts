@@ -20,6 +20,7 @@ describe('decideMemory: text limits', () => {
           sourceStart: null,
           sourceEnd: null,
           anchorActionId: state.head,
+          sourceActionIds: [],
           createdBy: 'player',
         },
       },

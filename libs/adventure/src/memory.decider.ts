@@ -69,6 +69,7 @@ export function decideMemory(command: MemoryCommand, state: AdventureState): Mem
             sourceStart: null,
             sourceEnd: null,
             anchorActionId: state.head ?? '',
+            sourceActionIds: [],
             createdBy: 'player',
           },
         },

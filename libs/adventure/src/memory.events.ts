@@ -14,6 +14,11 @@ export interface MemoryWrittenData {
   sourceEnd: number | null;
   /** The block's last action (a worker memory) or the head (a hand-written one). */
   anchorActionId: string;
+  /**
+   * The story actions it was written from, oldest first (v2); empty for a hand-written memory.
+   * null on a v1 event (upcast): those blocks are found again from the anchor and the depths.
+   */
+  sourceActionIds: string[] | null;
   createdBy: MemoryAuthor;
   /** What the worker's model call cost; absent for a hand-written memory (and before it was recorded). */
   usage?: ModelCallUsage;
@@ -60,7 +65,7 @@ export type MemoryEvent =
 export type MemoryEventType = MemoryEvent['type'];
 
 export const MEMORY_EVENT_SCHEMA_VERSIONS: Readonly<Record<MemoryEventType, number>> = {
-  MemoryWritten: 1,
+  MemoryWritten: 2,
   MemoryEdited: 1,
   MemoryPinned: 1,
   MemoryUnpinned: 1,

@@ -4,6 +4,7 @@ import {
   currentSummary,
   decideMemory,
   memoryCursorDepth,
+  memorySourcesOnPath,
   NotFoundError,
   project,
   summaryCursorDepth,
@@ -26,6 +27,7 @@ function workerMemory(history: AdventureHistory, from: number, to: number, id = 
     sourceStart: from,
     sourceEnd: to,
     anchorActionId: history.state.path[to].id,
+    sourceActionIds: history.state.path.slice(from, to + 1).map((entry) => entry.id),
     createdBy: 'worker',
   };
   history.append({ type: 'MemoryWritten', data });
@@ -102,6 +104,48 @@ describe('memory projection', () => {
     expect(summaryCursorDepth(history.state)).toBe(14);
   });
 
+  it('given a memory written with its sources, it keeps them, and they expand to the story actions on the path', () => {
+    const history = played(9);
+    workerMemory(history, 6, 11);
+    const memory = history.state.memory.memories[0];
+    const ids = history.state.path.slice(6, 12).map((entry) => entry.id);
+    expect(memory.sourceActionIds).toEqual(ids);
+    expect(memorySourcesOnPath(history.state, memory).map((s) => [s.id, s.depth])).toEqual(
+      ids.map((id, i) => [id, 6 + i]),
+    );
+  });
+
+  it('given a v1 memory (sources not recorded), its sources are the actions at its depths on its anchor’s line', () => {
+    const history = played(9);
+    const data = { ...workerMemory(history, 6, 11), memoryId: 'v1', sourceActionIds: null };
+    history.append({ type: 'MemoryWritten', data });
+    expect(history.state.memory.memories[1].sourceActionIds).toEqual(
+      history.state.path.slice(6, 12).map((entry) => entry.id),
+    );
+  });
+
+  it('when the path moves off the sources (undo), they no longer expand; a hand-written memory has none', () => {
+    const history = played(9);
+    workerMemory(history, 12, 17);
+    history.undo();
+    history.undo();
+    const memory = history.state.memory.memories[0];
+    expect(memorySourcesOnPath(history.state, memory).map((s) => s.depth)).toEqual([12, 13, 14]);
+    history.append({
+      type: 'MemoryWritten',
+      data: {
+        memoryId: 'mine',
+        text: 'Mira owes Tom.',
+        sourceStart: null,
+        sourceEnd: null,
+        anchorActionId: history.state.head ?? '',
+        sourceActionIds: [],
+        createdBy: 'player',
+      },
+    });
+    expect(memorySourcesOnPath(history.state, history.state.memory.memories[1])).toEqual([]);
+  });
+
   it('use counts come from MemoriesUsed, with the event’s version as the LRU clock', () => {
     const history = played(6);
     workerMemory(history, 0, 5);
@@ -140,6 +184,7 @@ describe('decideMemory', () => {
           sourceStart: null,
           sourceEnd: null,
           anchorActionId: history.head,
+          sourceActionIds: [],
           createdBy: 'player',
         },
       },

@@ -53,6 +53,7 @@ export function evolveMemory(
         sourceStart: d.sourceStart,
         sourceEnd: d.sourceEnd,
         anchorActionId: d.anchorActionId,
+        sourceActionIds: d.sourceActionIds ?? sourcesOnAnchorLine(draft, d),
         createdBy: d.createdBy,
         createdAtVersion: version,
         pinned: false,
@@ -147,6 +148,25 @@ export function evolveMemory(
       return;
     }
   }
+}
+
+/**
+ * A v1 memory's sources, which it did not record: the actions at its source depths on its
+ * anchor's line. Its block skipped erased actions, which this cannot tell, so they may be
+ * named too; the expansion reads only the story actions among them.
+ */
+function sourcesOnAnchorLine(
+  state: AdventureState,
+  data: { sourceStart: number | null; sourceEnd: number | null; anchorActionId: string },
+): string[] {
+  if (data.sourceStart === null || data.sourceEnd === null) return [];
+  const ids: string[] = [];
+  let node = nodeOf(state, data.anchorActionId);
+  while (node && node.depth >= data.sourceStart) {
+    if (node.depth <= data.sourceEnd) ids.unshift(node.id);
+    node = node.parentId === null ? undefined : nodeOf(state, node.parentId);
+  }
+  return ids;
 }
 
 /** The ancestor of `actionId` at `depth` (itself at its own depth), or null. */

@@ -2,7 +2,7 @@
 // undo, retry, a take or branch switch withdraws memories and summary versions at once, and a
 // redo brings them back, without any event of their own.
 
-import { nodeOf, type AdventureState } from './adventure.state';
+import { nodeOf, type AdventureState, type PathEntry } from './adventure.state';
 import type { MemoryRecord, SummaryVersion } from './memory.state';
 
 function nodeOnPath(state: AdventureState, actionId: string | null): number | null {
@@ -31,6 +31,25 @@ export function activeMemories(state: AdventureState): MemoryRecord[] {
   return state.memory.memories.filter(
     (memory) => !memory.forgotten && isMemoryOnPath(state, memory),
   );
+}
+
+/**
+ * The story actions a memory was written from, as they stand on the current path, with their
+ * depths, oldest first: a source that left the path (undo, a take or branch switch) or was
+ * erased is not there to expand to. Empty for a hand-written memory.
+ */
+export function memorySourcesOnPath(
+  state: AdventureState,
+  memory: MemoryRecord,
+): (PathEntry & { depth: number })[] {
+  const sources: (PathEntry & { depth: number })[] = [];
+  for (const id of memory.sourceActionIds) {
+    const depth = nodeOnPath(state, id);
+    if (depth === null) continue;
+    const entry = state.path[depth];
+    if (!entry.erased) sources.push({ ...entry, depth });
+  }
+  return sources;
 }
 
 export function findMemory(state: AdventureState, memoryId: string): MemoryRecord | undefined {

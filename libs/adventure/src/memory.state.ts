@@ -9,6 +9,11 @@ export interface MemoryRecord {
   sourceStart: number | null;
   sourceEnd: number | null;
   anchorActionId: string;
+  /**
+   * The story actions it was written from, oldest first; empty for a hand-written memory. The
+   * source a player can expand it to (`memorySources`), and what the context report cites.
+   */
+  sourceActionIds: string[];
   createdBy: MemoryAuthor;
   /** Stream version of the MemoryWritten event: the LRU clock's creation time. */
   createdAtVersion: number;

@@ -208,6 +208,11 @@ export interface UsedMemory {
   text: string;
   similarity: number;
   pinned: boolean;
+  /**
+   * The story actions it was written from (empty for a hand-written memory): the report cites
+   * them, and `GET …/memories/:memoryId/sources` expands them. Absent where not known.
+   */
+  sources?: string[];
 }
 
 /** The memory bank's retrieval result, reported as-is. */

@@ -25,7 +25,8 @@ import { textHash } from './embedding.repository';
 import type { VectorCache } from './vector.cache';
 
 export interface RetrievalResult {
-  used: RankedMemory[];
+  /** Each with the story actions it was written from (see `UsedMemory.sources`). */
+  used: (RankedMemory & { sources: string[] })[];
   error?: string;
   /** What the query's embedding cost; the turn records it beside its narration. */
   usage?: ModelCallUsage;
@@ -81,6 +82,9 @@ export class MemoryRetrievalService {
     if (!state.settings.memoryBankEnabled || state.id === null) return null;
     const candidates = activeMemories(state);
     if (candidates.length === 0) return { used: [] };
+    const sourcesOf = new Map(candidates.map((memory) => [memory.id, memory.sourceActionIds]));
+    const cited = (used: RankedMemory[]) =>
+      used.map((memory) => ({ ...memory, sources: sourcesOf.get(memory.id) ?? [] }));
     const adventureId = state.id;
     const hashes = candidates.map((memory) => textHash(memory.text));
     const { matrix, rowOf } = await this.cache.matrix(adventureId, this.embedder.model, hashes);
@@ -93,11 +97,11 @@ export class MemoryRetrievalService {
     const topK = state.settings.memoryTopK;
     try {
       const { vector, usage } = await this.embedQuery(await this.query(state, texts));
-      return { used: rankByMatrix(ranked, matrix, vector, topK), usage };
+      return { used: cited(rankByMatrix(ranked, matrix, vector, topK)), usage };
     } catch (error) {
       const pinned = ranked.filter((memory) => memory.pinned);
       return {
-        used: rankByMatrix(pinned, matrix, new Float32Array(0), topK),
+        used: cited(rankByMatrix(pinned, matrix, new Float32Array(0), topK)),
         error: `memory retrieval failed: ${(error as Error).message}`,
       };
     }

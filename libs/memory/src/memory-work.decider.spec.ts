@@ -71,6 +71,7 @@ describe('memory worker decider', () => {
               sourceStart: block.sourceStart,
               sourceEnd: block.sourceEnd,
               anchorActionId: block.anchorActionId,
+              sourceActionIds: block.entries.map((entry) => entry.id),
               createdBy: 'worker',
             },
           },

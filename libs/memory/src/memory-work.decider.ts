@@ -112,6 +112,7 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
             sourceStart: due.sourceStart,
             sourceEnd: due.sourceEnd,
             anchorActionId: due.anchorActionId,
+            sourceActionIds: due.entries.map((entry) => entry.id),
             createdBy: 'worker',
             ...(usage && { usage }),
           },

@@ -30,6 +30,7 @@ function writeBlocks(history: AdventureHistory): void {
       sourceStart: block.sourceStart,
       sourceEnd: block.sourceEnd,
       anchorActionId: block.anchorActionId,
+      sourceActionIds: block.entries.map((entry) => entry.id),
       createdBy: 'worker',
     };
     history.append({ type: 'MemoryWritten', data });

@@ -10,8 +10,8 @@ import {
   Patch,
   Post,
 } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { AddMemoryDto, EditMemoryDto, EditSummaryDto } from './memory.dto';
+import { ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { AddMemoryDto, EditMemoryDto, EditSummaryDto, MemorySourcesView } from './memory.dto';
 import { MemoriesUseCase } from './memories.use-case';
 
 @ApiTags('memories')
@@ -32,6 +32,19 @@ export class MemoriesController {
   @ApiResponse({ status: 422, description: 'The adventure already holds the most memories' })
   add(@Param('id') id: string, @Body() body: AddMemoryDto) {
     return this.memories.add(id, body.text, body.id);
+  }
+
+  @Get('memories/:memoryId/sources')
+  @ApiOperation({
+    summary: "Expand a memory to the story's own text of the actions it was written from",
+  })
+  @ApiOkResponse({ type: MemorySourcesView })
+  @ApiResponse({
+    status: 404,
+    description: 'No such memory, or it is not valid on the current path (undone, edited away)',
+  })
+  sources(@Param('id') id: string, @Param('memoryId') memoryId: string) {
+    return this.memories.sources(id, memoryId);
   }
 
   @Patch('memories/:memoryId')

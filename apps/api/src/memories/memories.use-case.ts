@@ -5,6 +5,7 @@ import {
   findMemory,
   isMemoryOnPath,
   memoriesOnPath,
+  memorySourcesOnPath,
   NotFoundError,
   type AdventureState,
   type MemoryCommand,
@@ -26,6 +27,8 @@ export interface MemoryView {
   sourceStart: number | null;
   sourceEnd: number | null;
   anchorActionId: string;
+  /** The story actions it was written from (expand them with GET …/memories/:memoryId/sources). */
+  sourceActionIds: string[];
 }
 
 function memoryView(memory: MemoryRecord): MemoryView {
@@ -39,6 +42,7 @@ function memoryView(memory: MemoryRecord): MemoryView {
     sourceStart: memory.sourceStart,
     sourceEnd: memory.sourceEnd,
     anchorActionId: memory.anchorActionId,
+    sourceActionIds: memory.sourceActionIds,
   };
 }
 
@@ -72,6 +76,36 @@ export class MemoriesUseCase {
   async list(adventureId: string) {
     const state = await this.adventures.get(adventureId);
     return { memories: memoriesOnPath(state).map(memoryView), version: state.version };
+  }
+
+  /**
+   * A memory expanded to the story's text of its source actions on the current path. Only a
+   * memory valid on this path is expanded: one undone, switched away from or made stale by an
+   * edit is answered 404, like a memory that does not exist, so nothing of another branch is
+   * shown.
+   */
+  async sources(adventureId: string, memoryId: string) {
+    const state = await this.adventures.get(adventureId);
+    const memory = findMemory(state, memoryId);
+    if (!memory) throw new NotFoundError(`memory ${memoryId} not found in this adventure`);
+    if (!isMemoryOnPath(state, memory)) {
+      throw new NotFoundError(
+        `memory ${memoryId} is not on the current path (undone, on another branch, or its story was edited); list the path's memories with GET …/memories`,
+      );
+    }
+    const entries = memorySourcesOnPath(state, memory);
+    const texts = await this.adventures.readActionTexts(adventureId, entries);
+    return {
+      memoryId,
+      text: memory.text,
+      sources: entries.map((entry, index) => ({
+        actionId: entry.id,
+        depth: entry.depth,
+        type: entry.type,
+        text: texts[index],
+      })),
+      version: state.version,
+    };
   }
 
   async add(adventureId: string, text: string, id?: string) {

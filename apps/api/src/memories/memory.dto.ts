@@ -38,3 +38,36 @@ export class EditSummaryDto {
   @MaxLength(LIMITS.textChars, tooLong(LIMITS.textChars))
   text!: string;
 }
+
+/** One story action a memory was written from, as the current path holds it. */
+export class MemorySourceView {
+  @ApiProperty({ format: 'uuid' })
+  actionId!: string;
+
+  @ApiProperty({ description: 'Its position on the path (the opening is 0).' })
+  depth!: number;
+
+  @ApiProperty({ enum: ['start', 'do', 'say', 'story', 'continue', 'ai'] })
+  type!: string;
+
+  @ApiProperty({ description: "The story's own text of that action, as it stands now." })
+  text!: string;
+}
+
+export class MemorySourcesView {
+  @ApiProperty()
+  memoryId!: string;
+
+  @ApiProperty({ description: 'The memory as the bank holds it.' })
+  text!: string;
+
+  @ApiProperty({
+    type: [MemorySourceView],
+    description:
+      'Its source actions on the current path, oldest first; empty for a memory you wrote yourself.',
+  })
+  sources!: MemorySourceView[];
+
+  @ApiProperty()
+  version!: number;
+}
