@@ -1,5 +1,5 @@
 // `npm run bench [-- name… [--option value…]]`: runs every `*.bench.js` under dist/bench (or
-// the ones whose file name contains a given word), one after another so they do not compete
+// the one a word names whole, else those whose file name contains it), one after another so they do not compete
 // for the two cores, and prints each one's table. `--option value` pairs (or `--option=value`)
 // go to every benchmark that runs; one that takes none ignores them (`npm run bench -- scale
 // --adventures 200 --seconds 15` runs a small scale bench).
@@ -33,12 +33,27 @@ function parseArguments(args: readonly string[]): { filters: string[]; options: 
   return { filters, options };
 }
 
+/**
+ * The benches a command names: a word that is a bench's whole name (`recall` for
+ * recall.bench.js) selects that one alone, so a bench whose name merely contains it is not run
+ * too; any other word selects every bench whose file name contains it.
+ */
+export function selectBenches(files: readonly string[], filters: readonly string[]): string[] {
+  if (filters.length === 0) return [...files].sort();
+  const selected = new Set<string>();
+  for (const word of filters) {
+    const exact = files.find((f) => f === `${word}.bench.js`);
+    for (const f of exact ? [exact] : files.filter((f) => f.includes(word))) selected.add(f);
+  }
+  return [...selected].sort();
+}
+
 async function main(): Promise<void> {
   const { filters, options } = parseArguments(process.argv.slice(2));
-  const files = readdirSync(__dirname)
-    .filter((f) => f.endsWith('.bench.js'))
-    .filter((f) => filters.length === 0 || filters.some((w) => f.includes(w)))
-    .sort();
+  const files = selectBenches(
+    readdirSync(__dirname).filter((f) => f.endsWith('.bench.js')),
+    filters,
+  );
   if (files.length === 0) {
     console.error(`no benchmark matches ${filters.join(', ')}`);
     process.exit(2);
@@ -53,7 +68,10 @@ async function main(): Promise<void> {
   }
 }
 
-void main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+// Run as `node dist/bench/run.js`, not when imported (for selectBenches).
+if (require.main === module) {
+  void main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,292 @@
+// Recall of a long story's past, measured from outside on a third-party dataset (issue 26).
+// LongMemEval's full-history questions (bench/recall/dataset.ts) are each played into a fresh
+// adventure of the real API, in process on a scratch database: user turns as `story` actions,
+// assistant turns as their narrations, recorded through the command handler with no model call
+// (bench/recall/play.ts). The question is then asked as the next action through the dry run
+// (`POST …/context/preview {type, text}`) at 4,096, 8,192 and 16,384 tokens, with the memory
+// settings on (memory bank + auto summary) and off (history only), and the prompt is searched
+// for the turns that hold the answer (bench/recall/evidence.ts).
+//
+// Reports the share of questions with any of their evidence in the prompt, by budget and by
+// question type, and of the evidence turns older than the history window (not in the
+// history-only prompt at that budget) the share the memory settings bring back. Nothing writes
+// memories here (no model is called): what memory on adds is what the engine recalls from the
+// story itself.
+//
+// Options: --limit N (questions, default 30: all answerable ones of the sample), --concurrency
+// N (adventures played at once, default 2), --question NAME (that question's file alone, as
+// `47_1568498a`).
+import { AccountsRepository } from '@chronicle/accounts';
+import { AdventureCommandHandler } from '@chronicle/adventure-store';
+import { migrateToLatest } from '@chronicle/event-store';
+import { JsonLogger, loadConfig } from '@chronicle/platform';
+import {
+  createTestDatabase,
+  removeQueueKeys,
+  testQueuePrefix,
+  TEST_REDIS_URL,
+} from '@chronicle/testing';
+import { startApi } from '../apps/api/src/api.bootstrap';
+import { BENCH_ENV } from './apps';
+import {
+  datasetDirectory,
+  FULL_HISTORY_SAMPLE,
+  loadQuestions,
+  type Question,
+} from './recall/dataset';
+import { containsTurn, normalizePrompt, turnRuns } from './recall/evidence';
+import { playHistory } from './recall/play';
+import type { BenchOptions } from './run';
+import { ms, summarize } from './stats';
+
+const BUDGETS = [4_096, 8_192, 16_384] as const;
+const DEFAULT_LIMIT = 30;
+const DEFAULT_CONCURRENCY = 2;
+
+/** The issue's targets: share at 4k and 8k, × history only, older evidence brought back at 8k. */
+const TARGETS = { at4k: 0.7, at8k: 0.8, overHistory: 1.5, olderAt8k: 0.6 };
+
+type Mode = 'memory' | 'history';
+
+interface BudgetOutcome {
+  /** Some evidence turn is in the prompt, by mode. */
+  found: Record<Mode, boolean>;
+  /** Evidence turns not in the history-only prompt: older than its window. */
+  older: number;
+  /** Of those, the ones the memory settings' prompt holds. */
+  broughtBack: number;
+  /** The dry run's wall time with memory on. */
+  previewMs: number;
+}
+
+interface QuestionOutcome {
+  question: Question;
+  actions: number;
+  byBudget: Map<number, BudgetOutcome>;
+}
+
+interface Api {
+  request(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+}
+
+export default async function recallBench(options: BenchOptions): Promise<string> {
+  const limit = positive(options.limit, DEFAULT_LIMIT, 'limit');
+  const concurrency = positive(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
+  const directory = datasetDirectory();
+  const questions = loadQuestions(directory, limit, options.question);
+
+  const database = await createTestDatabase('bench_recall', { empty: true });
+  await migrateToLatest(database.db);
+  const queuePrefix = testQueuePrefix('bench-recall');
+  const config = {
+    ...loadConfig({
+      ...BENCH_ENV,
+      DATABASE_URL: database.connectionString,
+      REDIS_URL: TEST_REDIS_URL,
+      QUEUE_PREFIX: queuePrefix,
+      LOG_LEVEL: 'error',
+      // The machine is shared and loaded while the histories are written; a slow statement is
+      // not what this bench measures, and a 503 would end it.
+      DATABASE_QUERY_TIMEOUT_MS: '60000',
+    }),
+    host: '127.0.0.1',
+    port: 0,
+  };
+  const app = await startApi(config, new JsonLogger('api', 'error'));
+  const started = Date.now();
+  try {
+    const accounts = app.get(AccountsRepository);
+    const user = await accounts.createUser({ name: 'recall bench' });
+    const key = (await accounts.createKey(user.id))!.key;
+    const { port } = app.getHttpServer().address() as { port: number };
+    const api = client(`http://127.0.0.1:${port}`, key);
+    const adventures = app.get(AdventureCommandHandler);
+
+    const outcomes: QuestionOutcome[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, questions.length) }, async () => {
+        while (next < questions.length) {
+          const question = questions[next++];
+          outcomes.push(await measure(api, adventures, question));
+        }
+      }),
+    );
+    outcomes.sort((a, b) => a.question.name.localeCompare(b.question.name));
+    return report(outcomes, directory, concurrency, (Date.now() - started) / 1000);
+  } finally {
+    await app.close();
+    await database.drop();
+    await removeQueueKeys(queuePrefix).catch(() => undefined);
+  }
+}
+
+function positive(raw: string | undefined, fallback: number, name: string): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`--${name} must be a whole number of at least 1; got ${raw}`);
+  }
+  return value;
+}
+
+function client(baseUrl: string, key: string): Api {
+  return {
+    async request(method, path, body) {
+      const response = await fetch(`${baseUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      return { status: response.status, body: text === '' ? null : JSON.parse(text) };
+    },
+  };
+}
+
+/** The reply's body, when the status is the one expected. */
+async function expectStatus<T>(
+  api: Api,
+  status: number,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const reply = await api.request(method, path, body);
+  if (reply.status !== status) {
+    throw new Error(`${method} ${path}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  }
+  return reply.body as T;
+}
+
+/** One question: its history played, then its dry runs at every budget in both modes. */
+async function measure(
+  api: Api,
+  adventures: AdventureCommandHandler,
+  question: Question,
+): Promise<QuestionOutcome> {
+  const created = await expectStatus<{ id: string }>(api, 201, 'POST', '/v1/adventures', {
+    title: `LongMemEval ${question.id}`,
+    opening:
+      'What follows is a long conversation between you and an assistant, session after session.',
+  });
+  const adventureId = created.id;
+  const actions = await playHistory(adventures, adventureId, question.turns);
+  const evidence = question.evidence.map((i) => turnRuns(question.turns[i].content));
+  const newest = turnRuns(question.turns.at(-1)?.content ?? '').slice(-1);
+  const byBudget = new Map<number, BudgetOutcome>();
+  for (const budget of BUDGETS) {
+    const prompts = {} as Record<Mode, ReturnType<typeof normalizePrompt>>;
+    let previewMs = 0;
+    for (const mode of ['history', 'memory'] as const) {
+      const on = mode === 'memory';
+      await expectStatus(api, 200, 'PATCH', `/v1/adventures/${adventureId}`, {
+        settings: { contextTokenBudget: budget, memoryBankEnabled: on, autoSummarize: on },
+      });
+      const startedAt = performance.now();
+      const preview = await expectStatus<{ system: string; story: string }>(
+        api,
+        200,
+        'POST',
+        `/v1/adventures/${adventureId}/context/preview`,
+        { type: 'story', text: question.question },
+      );
+      if (on) previewMs = performance.now() - startedAt;
+      prompts[mode] = normalizePrompt(preview.system, preview.story);
+    }
+    // The newest turn is in every history window: if the search cannot find it, it is the
+    // search that is broken, and no figure below would mean anything.
+    if (!containsTurn(prompts.history, newest)) {
+      throw new Error(
+        `${question.name} at ${budget}: the newest turn is not found in the history-only prompt; the evidence search is broken (looked for "${newest[0]}" in …${prompts.history.text.slice(-600)})`,
+      );
+    }
+    const inHistory = evidence.map((runs) => containsTurn(prompts.history, runs));
+    const inMemory = evidence.map((runs) => containsTurn(prompts.memory, runs));
+    const older = inHistory.flatMap((present, i) => (present ? [] : [i]));
+    byBudget.set(budget, {
+      found: { history: inHistory.some(Boolean), memory: inMemory.some(Boolean) },
+      older: older.length,
+      broughtBack: older.filter((i) => inMemory[i]).length,
+      previewMs,
+    });
+  }
+  return { question, actions, byBudget };
+}
+
+const percent = (part: number, whole: number): string =>
+  whole === 0 ? '–' : `${((100 * part) / whole).toFixed(1)}%`;
+
+function share(outcomes: readonly QuestionOutcome[], budget: number, mode: Mode): number {
+  return outcomes.filter((o) => o.byBudget.get(budget)!.found[mode]).length;
+}
+
+function report(
+  outcomes: readonly QuestionOutcome[],
+  directory: string,
+  concurrency: number,
+  seconds: number,
+): string {
+  const n = outcomes.length;
+  const actions = outcomes.map((o) => o.actions);
+  const evidenceTurns = outcomes.reduce((sum, o) => sum + o.question.evidence.length, 0);
+  const lines = [
+    '## Issue 26: recall (LongMemEval)',
+    '',
+    `${n} answerable questions of LongMemEval's \`${FULL_HISTORY_SAMPLE}\` (full histories; file-name order) read from \`${directory}\`; ` +
+      `${Math.min(...actions)}–${Math.max(...actions)} story actions each, ${evidenceTurns} evidence turns; ` +
+      `${concurrency} adventures at a time, ${seconds.toFixed(0)} s in all. A question counts when any of its evidence turns ` +
+      `has a run of 12 of its words (or all of a shorter turn) verbatim in the prompt of the dry run that asks it.`,
+    '',
+    '| budget | memory on | history only | memory on ÷ history only | evidence older than the window | older evidence brought back | dry run p50 / p99 (memory on) |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  const verdicts: string[] = [];
+  const pass = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  for (const budget of BUDGETS) {
+    const memory = share(outcomes, budget, 'memory');
+    const history = share(outcomes, budget, 'history');
+    const older = outcomes.reduce((sum, o) => sum + o.byBudget.get(budget)!.older, 0);
+    const back = outcomes.reduce((sum, o) => sum + o.byBudget.get(budget)!.broughtBack, 0);
+    const timing = summarize(outcomes.map((o) => o.byBudget.get(budget)!.previewMs));
+    const ratio = history === 0 ? (memory === 0 ? '–' : '∞') : `${(memory / history).toFixed(2)}×`;
+    lines.push(
+      `| ${budget.toLocaleString('en')} | ${percent(memory, n)} | ${percent(history, n)} | ${ratio} | ${percent(older, evidenceTurns)} | ${percent(back, older)} | ${ms(timing.p50)} / ${ms(timing.p99)} |`,
+    );
+    const target = budget === 4_096 ? TARGETS.at4k : budget === 8_192 ? TARGETS.at8k : null;
+    if (target !== null) {
+      verdicts.push(
+        `- ${budget.toLocaleString('en')}: ${percent(memory, n)} with memory on (target ≥ ${target * 100}%): ${pass(memory >= target * n)}.`,
+      );
+    }
+    verdicts.push(
+      `- ${budget.toLocaleString('en')}: memory on ÷ history only ${ratio} (target ≥ ${TARGETS.overHistory}×): ${pass(memory >= TARGETS.overHistory * history && memory > 0)}.`,
+    );
+    if (budget === 8_192) {
+      verdicts.push(
+        `- 8,192: older evidence brought back ${percent(back, older)} (target ≥ ${TARGETS.olderAt8k * 100}%): ${pass(older > 0 && back >= TARGETS.olderAt8k * older)}.`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    '| question type | questions | ' +
+      BUDGETS.map((b) => `${b / 1024}k memory on / history only`).join(' | ') +
+      ' |',
+  );
+  lines.push('|---|---|' + BUDGETS.map(() => '---|').join(''));
+  const types = [...new Set(outcomes.map((o) => o.question.type))].sort();
+  for (const type of types) {
+    const ofType = outcomes.filter((o) => o.question.type === type);
+    const cells = BUDGETS.map(
+      (budget) =>
+        `${percent(share(ofType, budget, 'memory'), ofType.length)} / ${percent(share(ofType, budget, 'history'), ofType.length)}`,
+    );
+    lines.push(`| ${type} | ${ofType.length} | ${cells.join(' | ')} |`);
+  }
+  lines.push('', ...verdicts);
+  return lines.join('\n');
+}
