@@ -1,7 +1,7 @@
 // Which background work follows which events: a pure function of what was just decided and the
 // adventure it leaves, so the rule lives in one place instead of in each use case that appends.
 // The command handler writes these jobs to the outbox in the same statement as the events.
-import type { AdventureState, DecidedEvent } from '@chronicle/adventure';
+import { turnRoleOf, type AdventureState, type DecidedEvent } from '@chronicle/adventure';
 import { JobName, type JobRequest } from '@chronicle/queue';
 
 /** Where the decision came from, as the command's metadata says: carried to the narrate job. */
@@ -15,7 +15,8 @@ export interface JobOrigin {
 /**
  * - An imported event (its metadata says `importedFrom`) calls for nothing here: its work was
  *   the installation's it was recorded on, as the usage ledger too counts it as theirs.
- * - A turn that starts (a player action, a continue, a retry) is narrated.
+ * - A turn that starts (the event catalogue's `starts`: a player action, a continue, a retry)
+ *   is narrated.
  * - A narration is followed by a memory pass when the adventure keeps memories or a summary.
  * - A memory the player wrote or changed needs a vector before retrieval can rank it, so a
  *   memory pass follows when the memory bank is on. The worker's own memories never start one.
@@ -33,20 +34,20 @@ export function jobsAfter(
   let memoryPass = false;
   for (const event of events) {
     if (event.metadata?.importedFrom !== undefined) continue;
+    const turn = turnRoleOf(event);
+    if (turn?.role === 'starts') {
+      jobs.push({
+        jobName: JobName.NarrateTurn,
+        payload: {
+          adventureId,
+          turnId: turn.turnId,
+          ...(state.ownerId !== null && { userId: state.ownerId }),
+          ...(origin.requestId !== undefined && { requestId: origin.requestId }),
+          ...(origin.requestedAt !== undefined && { requestedAt: origin.requestedAt }),
+        },
+      });
+    }
     switch (event.type) {
-      case 'PlayerActed':
-      case 'RetryRequested':
-        jobs.push({
-          jobName: JobName.NarrateTurn,
-          payload: {
-            adventureId,
-            turnId: event.data.turnId,
-            ...(state.ownerId !== null && { userId: state.ownerId }),
-            ...(origin.requestId !== undefined && { requestId: origin.requestId }),
-            ...(origin.requestedAt !== undefined && { requestedAt: origin.requestedAt }),
-          },
-        });
-        break;
       case 'Narrated':
         memoryPass ||= memoryBankEnabled || autoSummarize;
         break;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { adventureStreamId, type AdventureCommand } from '@chronicle/adventure';
+import { adventureStreamId, type AdventureCommand, type ScriptEffects } from '@chronicle/adventure';
 import { createAdventureCommand, narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
@@ -30,7 +30,7 @@ function act(turnId: string): AdventureCommand {
   };
 }
 
-const noEffects = { runs: [], states: [], cardOps: [], messages: [] };
+const noEffects: ScriptEffects = { runs: [], states: {}, cardOps: [], messages: [] };
 
 async function inFlight(adventureId: string): Promise<string[]> {
   const rows = await database.db

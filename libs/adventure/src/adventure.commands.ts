@@ -9,8 +9,6 @@ import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type {
   AdventureSettings,
   InputType,
-  ModelCallPurpose,
-  ModelCallUsage,
   Narrator,
   ImportMode,
   Lorebook,
@@ -19,6 +17,7 @@ import type {
   TokenEncoding,
   Usage,
 } from './adventure.events';
+import type { ModelCallPurpose, ModelCallUsage } from './model-call';
 import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 import type { ScriptCommand, ScriptEffects, ScriptedInput, ScriptInput } from './script.decider';

@@ -4,8 +4,9 @@
 
 import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
-import { MEMORY_EVENT_SCHEMA_VERSIONS, type MemoryEvent } from './memory.events';
-import { SCRIPT_EVENT_SCHEMA_VERSIONS, type ScriptEvent, type ScriptSource } from './script.events';
+import type { MemoryEvent } from './memory.events';
+import type { ModelCallPurpose, ModelCallUsage } from './model-call';
+import type { ScriptEvent, ScriptSource } from './script.events';
 import type { NarrationFailureCode } from './narration-failure';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
@@ -231,21 +232,6 @@ export interface Usage {
   scriptCacheLossTokens?: number;
 }
 
-/**
- * What one model call cost, as every event recording a model call's result carries it in
- * `data.usage` (Narrated, MemoryWritten, SummaryWritten, ModelUsageRecorded). The daily budget
- * and the cost ledger sum these from the log.
- */
-export interface ModelCallUsage {
-  model: string;
-  promptTokens: number;
-  completionTokens: number;
-  cachedTokens?: number;
-}
-
-/** What a model call with no other event to record it was for. */
-export type ModelCallPurpose = 'narration' | 'memory' | 'summary' | 'embedding' | 'retrieval';
-
 export interface ModelUsageRecordedData {
   purpose: ModelCallPurpose;
   usage: ModelCallUsage;
@@ -393,35 +379,3 @@ export type AdventureEventType = AdventureEvent['type'];
 
 /** An event as read back from the stream: its version there is the address of its text. */
 export type RecordedAdventureEvent = AdventureEvent & { version: number };
-
-/**
- * The schema version written for each event type today. Bump a type's version when its `data`
- * changes shape, and register an upcaster from the old version (see `event.upcaster.ts`).
- */
-export const EVENT_SCHEMA_VERSIONS: Readonly<Record<AdventureEventType, number>> = {
-  AdventureCreated: 2,
-  AdventureEdited: 1,
-  StoryCardAdded: 1,
-  StoryCardEdited: 1,
-  StoryCardRemoved: 1,
-  StoryCardsImported: 1,
-  PlayerActed: 1,
-  RetryRequested: 1,
-  Narrated: 1,
-  NarrationFailed: 3,
-  NarrationCancelled: 1,
-  HeadMoved: 1,
-  ActionEdited: 1,
-  ActionErased: 1,
-  NarrativeStateCorrected: 1,
-  StateEventRetconned: 1,
-  ModelUsageRecorded: 1,
-  ...MEMORY_EVENT_SCHEMA_VERSIONS,
-  ...SCRIPT_EVENT_SCHEMA_VERSIONS,
-};
-
-export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_SCHEMA_VERSIONS) as AdventureEventType[];
-
-export function isAdventureEventType(type: string): type is AdventureEventType {
-  return Object.prototype.hasOwnProperty.call(EVENT_SCHEMA_VERSIONS, type);
-}

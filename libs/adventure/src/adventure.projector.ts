@@ -24,6 +24,8 @@
 
 import type { NarrativeState, NarrativeTurn } from '@chronicle/narrative';
 import type { RecordedAdventureEvent, StoryCard } from './adventure.events';
+import type { MemoryEvent } from './memory.events';
+import type { ScriptEvent } from './script.events';
 import {
   DEFAULT_SETTINGS,
   RECENT_TURNS_KEPT,
@@ -37,9 +39,8 @@ import {
   type TurnOutcome,
 } from './adventure.state';
 import { applyNarrativeTurn, applyNarrativeTurns, initialNarrativeState } from './narrative.port';
-import { isMemoryEvent } from './memory.events';
+import { isMemoryEvent, isScriptEvent, turnRoleOf } from './event.catalogue';
 import { evolveMemory, withdrawCovering } from './memory.projector';
-import { isScriptEvent } from './script.events';
 import { evolveScripts, shareScriptTables } from './script.projector';
 
 export class ProjectionError extends Error {
@@ -256,10 +257,6 @@ function recordOutcome(draft: AdventureState, outcome: TurnOutcome): void {
   if (draft.recentTurns.length > RECENT_TURNS_KEPT) draft.recentTurns.shift();
 }
 
-function finishTurn(draft: AdventureState, turnId: string): void {
-  if (draft.inFlight?.turnId === turnId) draft.inFlight = null;
-}
-
 function newNode(
   fields: Pick<ActionNode, 'id' | 'parentId' | 'depth' | 'type' | 'tokens' | 'turnId'>,
   textVersion: number,
@@ -307,7 +304,6 @@ function appendAtHead(draft: AdventureState, node: ActionNode): void {
 }
 
 /** Mutates `draft`'s top-level fields and containers only (see the file comment). */
-// eslint-disable-next-line max-lines-per-function -- one switch over every event type, so what each event does to the state is read in one place
 export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEvent): void {
   const { version } = event;
   if (version !== draft.version + 1) {
@@ -318,14 +314,21 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
   }
   draft.version = version;
 
-  if (isMemoryEvent(event)) {
-    evolveMemory(draft, event);
-    return;
-  }
-  if (isScriptEvent(event)) {
-    evolveScripts(draft, event);
-    return;
-  }
+  if (isMemoryEvent(event)) evolveMemory(draft, event);
+  else if (isScriptEvent(event)) evolveScripts(draft, event);
+  else evolveAdventure(draft, event);
+  // Which events end a turn is the catalogue's: the turn they name is then no longer in flight.
+  const turn = turnRoleOf(event);
+  if (turn?.role === 'ends' && draft.inFlight?.turnId === turn.turnId) draft.inFlight = null;
+}
+
+/** The adventure family's events (see the event catalogue). */
+// eslint-disable-next-line max-lines-per-function -- one switch over every event type, so what each event does to the state is read in one place
+function evolveAdventure(
+  draft: AdventureState,
+  event: Exclude<RecordedAdventureEvent, MemoryEvent | ScriptEvent>,
+): void {
+  const { version } = event;
 
   switch (event.type) {
     case 'AdventureCreated': {
@@ -480,7 +483,6 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
         putNode(draft, node);
         moveHead(draft, node.id, version);
       }
-      finishTurn(draft, d.turnId);
       recordOutcome(draft, {
         turnId: d.turnId,
         status: 'done',
@@ -498,7 +500,6 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
     }
 
     case 'NarrationFailed':
-      finishTurn(draft, event.data.turnId);
       recordOutcome(draft, {
         turnId: event.data.turnId,
         status: 'failed',
@@ -509,7 +510,6 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
       return;
 
     case 'NarrationCancelled':
-      finishTurn(draft, event.data.turnId);
       recordOutcome(draft, {
         turnId: event.data.turnId,
         status: 'cancelled',

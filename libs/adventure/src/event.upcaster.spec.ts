@@ -1,4 +1,5 @@
-import { EVENT_SCHEMA_VERSIONS, adventureStreamId, adventureIdOfStream } from './adventure.events';
+import { adventureStreamId, adventureIdOfStream } from './adventure.events';
+import { EVENT_SCHEMA_VERSIONS } from './event.catalogue';
 import { UnreadableEventError, createUpcasterRegistry, upcast } from './event.upcaster';
 
 describe('upcasting', () => {

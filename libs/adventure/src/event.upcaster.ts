@@ -2,7 +2,7 @@
 // to today's shape on read, one version step at a time. A step is a pure function of `data`
 // alone, so a replay of the same log always reads the same events.
 
-import { EVENT_SCHEMA_VERSIONS } from './adventure.events';
+import { EVENT_SCHEMA_VERSIONS } from './event.catalogue';
 import { failureCodeOfMessage } from './narration-failure';
 
 /** Turns `data` written at version N into the shape of version N + 1. */

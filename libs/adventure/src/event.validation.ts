@@ -8,6 +8,7 @@
 import { InvalidCommandError, LimitExceededError } from './adventure.errors';
 import type { AdventureEvent, StoryCard } from './adventure.events';
 import { LIMITS } from './adventure.limits';
+import { turnRoleOf } from './event.catalogue';
 import { turnStatus } from './adventure.queries';
 import { nodeOf, type AdventureState } from './adventure.state';
 import {
@@ -200,10 +201,28 @@ function requireNewTurn(state: AdventureState, turnId: string): void {
   if (turnStatus(state, turnId)) invalid(`turn id ${turnId} is already used in this adventure`);
 }
 
+/**
+ * A turn's preconditions, from the event catalogue's turn roles: an event that starts a turn
+ * needs none in flight and a new turn id; one that ends a turn needs that turn in flight. An
+ * onInput script's stop is the exception: it ends a turn that never started.
+ */
+function checkTurnRole(event: AdventureEvent, before: AdventureState): void {
+  const turn = turnRoleOf(event);
+  if (turn?.role === 'starts') {
+    requireNoTurnInFlight(before);
+    checkId('data.turnId', turn.turnId);
+    requireNewTurn(before, turn.turnId);
+  } else if (turn?.role === 'ends') {
+    const stoppedOnInput = event.type === 'TurnStoppedByScript' && event.data.hook === 'input';
+    if (!stoppedOnInput) requireTurnInFlight(before, turn.turnId);
+  }
+}
+
 /** Throws InvalidCommandError naming the field when the live API could not have written it. */
 // eslint-disable-next-line max-lines-per-function -- one switch over every event type, each checking its own fields; the cases are the event catalogue
 export function checkRecordedEvent(event: AdventureEvent, before: AdventureState): void {
   checkJsonValue('data', event.data, 0, boundsOf(event));
+  checkTurnRole(event, before);
   const prose = { max: LIMITS.proseChars };
   switch (event.type) {
     case 'ScriptAdded':
@@ -334,9 +353,6 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
     }
     case 'PlayerActed': {
       const d = event.data;
-      requireNoTurnInFlight(before);
-      checkId('data.turnId', d.turnId);
-      requireNewTurn(before, d.turnId);
       if (!['do', 'say', 'story', 'continue'].includes(d.inputType)) {
         invalid(`data.inputType ${JSON.stringify(d.inputType)} is not do, say, story or continue`);
       }
@@ -352,14 +368,10 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       return;
     }
     case 'RetryRequested':
-      requireNoTurnInFlight(before);
-      checkId('data.turnId', event.data.turnId);
-      requireNewTurn(before, event.data.turnId);
       checkId('data.replacesActionId', event.data.replacesActionId);
       return;
     case 'Narrated': {
       const d = event.data;
-      requireTurnInFlight(before, d.turnId);
       checkId('data.action.id', d.action?.id);
       requireNewAction(before, d.action.id);
       // Blank only when an Output hook made it so (RecordNarration's rule).
@@ -383,12 +395,10 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       return;
     }
     case 'NarrationFailed':
-      requireTurnInFlight(before, event.data.turnId);
       checkText('data.message', event.data.message, { max: LIMITS.textChars });
       checkCount('data.attempts', event.data.attempts, { max: 1_000 });
       return;
     case 'NarrationCancelled':
-      requireTurnInFlight(before, event.data.turnId);
       return;
     case 'HeadMoved':
       requireNoTurnInFlight(before);

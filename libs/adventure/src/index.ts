@@ -1,4 +1,6 @@
 export * from './adventure.events';
+export * from './event.catalogue';
+export * from './model-call';
 export * from './adventure.commands';
 export * from './adventure.errors';
 export * from './adventure.limits';

@@ -1,4 +1,4 @@
-import type { ModelCallUsage } from './adventure.events';
+import type { ModelCallUsage } from './model-call';
 
 // The memory bank's and the summarizer's facts. Model output is a fact: a memory or a summary
 // version is written once, as an event, so a replay rebuilds them without calling a model. Use
@@ -63,18 +63,3 @@ export type MemoryEvent =
   | SummaryWritten;
 
 export type MemoryEventType = MemoryEvent['type'];
-
-export const MEMORY_EVENT_SCHEMA_VERSIONS: Readonly<Record<MemoryEventType, number>> = {
-  MemoryWritten: 2,
-  MemoryEdited: 1,
-  MemoryPinned: 1,
-  MemoryUnpinned: 1,
-  MemoryForgotten: 1,
-  MemoryDeleted: 1,
-  MemoriesUsed: 1,
-  SummaryWritten: 1,
-};
-
-export function isMemoryEvent(event: { type: string }): event is MemoryEvent {
-  return Object.prototype.hasOwnProperty.call(MEMORY_EVENT_SCHEMA_VERSIONS, event.type);
-}

@@ -96,23 +96,7 @@ export type ScriptEvent =
   | StoryCardsReordered;
 export type ScriptEventType = ScriptEvent['type'];
 
-export const SCRIPT_EVENT_SCHEMA_VERSIONS: Readonly<Record<ScriptEventType, number>> = {
-  ScriptAdded: 1,
-  ScriptEdited: 1,
-  ScriptRemoved: 1,
-  ScriptsReordered: 1,
-  ScriptStateChanged: 1,
-  ScriptHookRan: 1,
-  ScriptMessagePosted: 1,
-  TurnStoppedByScript: 1,
-  StoryCardsReordered: 1,
-};
-
 /** Hook runs the projection keeps for the logs route, newest last. */
 export const SCRIPT_RUNS_KEPT = 50;
 export const SCRIPT_LOG_LINES_KEPT = 100;
 export const SCRIPT_LOG_LINE_CHARS = 1_000;
-
-export function isScriptEvent(event: { type: string }): event is ScriptEvent {
-  return Object.prototype.hasOwnProperty.call(SCRIPT_EVENT_SCHEMA_VERSIONS, event.type);
-}

@@ -39,7 +39,6 @@ export function evolveScripts(draft: AdventureState, event: ScriptEvent): void {
     case 'ScriptMessagePosted':
       return;
     case 'TurnStoppedByScript':
-      if (draft.inFlight?.turnId === event.data.turnId) draft.inFlight = null;
       draft.recentTurns.push({
         turnId: event.data.turnId,
         status: 'stopped',
