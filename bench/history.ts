@@ -4,8 +4,12 @@ import { randomUUID } from 'node:crypto';
 import {
   adventureStreamId,
   EVENT_SCHEMA_VERSIONS,
+  initialState,
+  projectFrom,
+  type DecidedEvent,
   type RecordedAdventureEvent,
 } from '@chronicle/adventure';
+import { readModelsOf } from '@chronicle/adventure-store';
 import type { EventStoreRepository } from '@chronicle/event-store';
 
 const BATCH = 500;
@@ -15,7 +19,15 @@ export async function appendHistory(
   adventureId: string,
   events: readonly Pick<RecordedAdventureEvent, 'type' | 'data'>[],
 ): Promise<void> {
+  // Folded as it goes, for the read models' rows every append writes (owner, turn, usage).
+  let state = initialState();
   for (let from = 0; from < events.length; from += BATCH) {
+    const batch = events.slice(from, from + BATCH) as DecidedEvent[];
+    const readModels = readModelsOf(batch, state);
+    state = projectFrom(
+      state,
+      batch.map((event, i) => ({ ...event, version: from + i + 1 }) as RecordedAdventureEvent),
+    );
     await store.appendToStream(
       adventureStreamId(adventureId),
       events.slice(from, from + BATCH).map(({ type, data }) => ({
@@ -25,7 +37,7 @@ export async function appendHistory(
         data,
         metadata: { actor: 'bench' },
       })),
-      { expectedVersion: from === 0 ? 'no_stream' : from },
+      { expectedVersion: from === 0 ? 'no_stream' : from, readModels },
     );
   }
 }

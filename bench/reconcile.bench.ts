@@ -9,7 +9,12 @@
 //      each one's job is back.
 import { randomUUID } from 'node:crypto';
 import { adventureStreamId, EVENT_SCHEMA_VERSIONS } from '@chronicle/adventure';
-import { AdventureCommandHandler, decideCommand, eventIdsFor } from '@chronicle/adventure-store';
+import {
+  AdventureCommandHandler,
+  decideCommand,
+  eventIdsFor,
+  readModelsOf,
+} from '@chronicle/adventure-store';
 import { EventStoreRepository, migrateToLatest } from '@chronicle/event-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import { QueueName, QueueProducer } from '@chronicle/queue';
@@ -80,7 +85,7 @@ export default async function reconcileBench(): Promise<string> {
           schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
           data: event.data,
         })),
-        { expectedVersion: state.version },
+        { expectedVersion: state.version, readModels: readModelsOf(events, state) },
       );
       return turnId;
     };

@@ -6,6 +6,7 @@ import {
   LIMITS,
   type MemoryEvent,
 } from '@chronicle/adventure';
+import { readModelsOf } from '@chronicle/adventure-store';
 import { narrationCommand } from '@chronicle/adventure/testing';
 import { EventStoreRepository } from '@chronicle/event-store';
 import { memoryBlocks, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
@@ -202,7 +203,8 @@ describe('memories', () => {
       },
     }));
     // Seeded straight into the log (a thousand appends through the API would only be slow).
-    const version = (await api.adventures.get(id)).version;
+    const before = await api.adventures.get(id);
+    const version = before.version;
     await api.app.get(EventStoreRepository).appendToStream(
       adventureStreamId(id),
       events.map((event) => ({
@@ -211,7 +213,7 @@ describe('memories', () => {
         schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
         data: event.data,
       })),
-      { expectedVersion: version },
+      { expectedVersion: version, readModels: readModelsOf(events, before) },
     );
 
     const refused = await api.request('POST', `/v1/adventures/${id}/memories`, {

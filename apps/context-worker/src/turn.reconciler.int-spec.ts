@@ -345,4 +345,46 @@ describe('the reconciler and an active job nobody holds', () => {
       await taker.close();
     }
   });
+
+  it('given 600 turns stopped by a script, when a live turn lost its job, then the reconciler still finds it', async () => {
+    const reconciler = spec.harness.app.get(TurnReconciler);
+    const queue = spec.harness.producer.queue(QueueName.Narrate);
+    // Each turn ends as the stopped-turn leak's did (an onModelContext script), more than the
+    // reconciler's batch of 500: left in turns_in_flight, they would fill its every pass.
+    const finished = await createAdventure(spec.harness);
+    for (let turn = 0; turn < 600; turn++) {
+      const { turnId } = await actWithoutJob(spec.harness, finished, `turn ${turn}`);
+      await spec.harness.adventures.handle(
+        finished,
+        {
+          type: 'StopTurnByScript',
+          data: {
+            turnId,
+            scriptId: 'stopper',
+            message: 'stopped',
+            effects: { runs: [], states: {}, cardOps: [], messages: [] },
+          },
+        },
+        { actor: 'test' },
+      );
+    }
+    const live = await createAdventure(spec.harness);
+    const { turnId } = await actWithoutJob(spec.harness, live, 'the one that counts');
+    // Any turn left behind is older than the live one: the reconciler reads the oldest first.
+    await spec.harness.database.db
+      .updateTable('turns_in_flight')
+      .set({ started_at: sql`now() - interval '7 minutes'` })
+      .where('turn_id', '<>', turnId)
+      .execute();
+    await spec.harness.database.db
+      .updateTable('turns_in_flight')
+      .set({ started_at: sql`now() - interval '6 minutes'` })
+      .where('turn_id', '=', turnId)
+      .execute();
+
+    const report = await reconciler.reconcileOnce();
+    expect(report.inFlight).toBeLessThan(500);
+    expect(report.requeued).toBeGreaterThanOrEqual(1);
+    expect(await queue.getJobState(`narrate-${turnId}`)).not.toBe('unknown');
+  }, 120_000);
 });

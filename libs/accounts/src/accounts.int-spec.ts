@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { adventureStreamId } from '@chronicle/adventure';
+import { adventureStreamId, modelCallOf, type AdventureEvent } from '@chronicle/adventure';
 import {
   createTestDatabase,
   testQueuePrefix,
@@ -26,7 +26,10 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-/** An adventure's first event, and narrations with usage, written straight into the log. */
+/**
+ * An adventure's first event, and narrations with usage, written straight into the log with the
+ * read models' rows an append writes beside them (its owner, the paid model calls), at `at`.
+ */
 async function adventure(
   ownerId: string,
   narrations: { tokens: [number, number]; at?: Date; narrator?: string }[] = [],
@@ -66,6 +69,29 @@ async function adventureWithId(
       })),
     )
     .execute();
+  await db
+    .insertInto('adventure_owners')
+    .values({ stream_id: streamId, owner_id: ownerId })
+    .execute();
+  const calls = events.flatMap((event, i) => {
+    const call = modelCallOf(event as unknown as AdventureEvent);
+    return call === null
+      ? []
+      : [
+          {
+            stream_id: streamId,
+            version: i + 1,
+            user_id: ownerId,
+            recorded_at: event.at,
+            purpose: call.purpose,
+            model: call.model,
+            prompt_tokens: call.promptTokens,
+            completion_tokens: call.completionTokens,
+            cached_tokens: call.cachedTokens,
+          },
+        ];
+  });
+  if (calls.length > 0) await db.insertInto('model_calls').values(calls).execute();
   return id;
 }
 
@@ -257,7 +283,10 @@ describe('AdventureOwners', () => {
     const id = await adventure(userId);
     expect(await owners.isOwnedBy(id, userId)).toBe(true);
     // gone from the database (only a test does this): the owner read once still answers
-    await db.deleteFrom('events').where('stream_id', '=', adventureStreamId(id)).execute();
+    await db
+      .deleteFrom('adventure_owners')
+      .where('stream_id', '=', adventureStreamId(id))
+      .execute();
     expect(await owners.ownerOf(id)).toBe(userId);
 
     const later = randomUUID();

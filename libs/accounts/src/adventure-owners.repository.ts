@@ -1,11 +1,11 @@
 import { ADVENTURE_STREAM_PREFIX, adventureStreamId } from '@chronicle/adventure';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
 import { LruCache } from '@chronicle/platform';
 
-// Who owns which adventure, read from the log itself: AdventureCreated names the owner, and a
-// partial index over those events answers each question below with an index scan. No owner
-// table is written beside the log, so none can disagree with it.
+// Who owns which adventure, from the adventure_owners read model: written by the append of an
+// adventure's first event, in the same statement (libs/adventure's read-models.ts), so it
+// cannot disagree with the log; indexed by owner for the count and the list.
 //
 // An adventure's owner is written once, in its first event, and no event changes it, so an
 // owner read once is kept in memory without expiry: every request on an adventure checks it, and
@@ -24,10 +24,9 @@ export class AdventureOwners {
     const known = this.owners.get(adventureId);
     if (known !== undefined) return known;
     const row = await this.db
-      .selectFrom('events')
-      .select(sql<string | null>`data ->> 'ownerId'`.as('owner_id'))
+      .selectFrom('adventure_owners')
+      .select('owner_id')
       .where('stream_id', '=', adventureStreamId(adventureId))
-      .where('type', '=', 'AdventureCreated')
       .executeTakeFirst();
     const owner = row?.owner_id ?? null;
     if (owner !== null) this.owners.set(adventureId, owner);
@@ -40,10 +39,9 @@ export class AdventureOwners {
 
   async countOwnedBy(userId: string): Promise<number> {
     const row = await this.db
-      .selectFrom('events')
+      .selectFrom('adventure_owners')
       .select((eb) => eb.fn.countAll<string>().as('count'))
-      .where(ownerIs(userId))
-      .where('type', '=', 'AdventureCreated')
+      .where('owner_id', '=', userId)
       .executeTakeFirstOrThrow();
     return Number(row.count);
   }
@@ -51,19 +49,13 @@ export class AdventureOwners {
   /** The user's adventure ids in id order, after `after` (keyset paging). */
   async listOwnedBy(userId: string, after: string | undefined, limit: number): Promise<string[]> {
     let query = this.db
-      .selectFrom('events')
+      .selectFrom('adventure_owners')
       .select('stream_id')
-      .where(ownerIs(userId))
-      .where('type', '=', 'AdventureCreated')
+      .where('owner_id', '=', userId)
       .orderBy('stream_id')
       .limit(limit);
     if (after !== undefined) query = query.where('stream_id', '>', adventureStreamId(after));
     const rows = await query.execute();
     return rows.map((row) => row.stream_id.slice(ADVENTURE_STREAM_PREFIX.length));
   }
-}
-
-// The expression must read exactly as the index's (data ->> 'ownerId') for the planner to use it.
-function ownerIs(userId: string) {
-  return sql<boolean>`data ->> 'ownerId' = ${userId}`;
 }

@@ -9,7 +9,8 @@ import { isUuid, KEY_CACHE_TTL_MS } from './accounts.repository';
 // A user's model tokens per UTC day. The log is the truth: every event that records a model
 // call's result carries its usage in `data.usage` (Narrated, MemoryWritten, SummaryWritten, and
 // ModelUsageRecorded for calls with no other event: embeddings, unusable replies, a failed
-// regeneration's answered chunks); `sumUserUsage` adds them up. The offline narrator and
+// regeneration's answered chunks), and its append writes a model_calls row for it;
+// `sumUserUsage` adds those up. The offline narrator and
 // embedder cost nothing and are not counted, nor are events an import brought in. Summing it is a join over all of the user's adventures, too much for every
 // turn, so the check reads a counter in Redis (shared by every API instance) that is derived from
 // the log:
@@ -178,14 +179,6 @@ export class DailyTokenBudget {
   }
 }
 
-/** The event types whose `data.usage` records a model call's cost. */
-export const USAGE_EVENT_TYPES = [
-  'Narrated',
-  'MemoryWritten',
-  'SummaryWritten',
-  'ModelUsageRecorded',
-] as const;
-
 export interface UsageLine {
   model: string;
   /** narration, memory, summary, embedding or retrieval */
@@ -205,10 +198,10 @@ export interface UsageTotals {
 }
 
 /**
- * Every model call a user paid for in [from, to), summed from the log: the one reading of usage
- * that the daily budget (and the cost ledger) build on. Free models (the offline narrator and
- * embedder) and imported events are left out: an import carries someone's history, not today's
- * spending. A Narrated event written before usage named its model names it in `data.model`.
+ * Every model call a user paid for in [from, to), summed from the model_calls read model (one row
+ * per paid call, written with the event that records it; see the event catalogue's `usage`): the
+ * one reading of usage that the daily budget (and the cost ledger) build on. Free models (the
+ * offline narrator and embedder) are left out here; imported events never had a row.
  */
 export async function sumUserUsage(
   db: Kysely<Database>,
@@ -224,31 +217,12 @@ export async function sumUserUsage(
     completion: string;
     cached: string;
   }>`
-    SELECT u.model, u.purpose, count(*) AS calls,
-      sum(u.prompt) AS prompt, sum(u.completion) AS completion, sum(u.cached) AS cached
-    FROM (
-      SELECT
-        coalesce(n.data -> 'usage' ->> 'model', n.data ->> 'model', '') AS model,
-        CASE n.type
-          WHEN 'Narrated' THEN 'narration'
-          WHEN 'MemoryWritten' THEN 'memory'
-          WHEN 'SummaryWritten' THEN 'summary'
-          ELSE coalesce(n.data ->> 'purpose', 'other')
-        END AS purpose,
-        coalesce((n.data -> 'usage' ->> 'promptTokens')::bigint, 0) AS prompt,
-        coalesce((n.data -> 'usage' ->> 'completionTokens')::bigint, 0) AS completion,
-        coalesce((n.data -> 'usage' ->> 'cachedTokens')::bigint, 0) AS cached
-      FROM events c
-      JOIN events n ON n.stream_id = c.stream_id
-        AND n.type IN (${sql.join([...USAGE_EVENT_TYPES])})
-        AND n.recorded_at >= ${window.from} AND n.recorded_at < ${to}
-      WHERE c.type = 'AdventureCreated' AND c.data ->> 'ownerId' = ${userId}
-        AND n.data ? 'usage'
-        AND n.data ->> 'narrator' IS DISTINCT FROM 'offline'
-        AND NOT (coalesce(n.metadata, '{}'::jsonb) ? 'importedFrom')
-    ) u
-    WHERE u.model <> ALL(${sql.val([...FREE_MODELS])}::text[])
-    GROUP BY u.model, u.purpose
+    SELECT model, purpose, count(*) AS calls, sum(prompt_tokens) AS prompt,
+      sum(completion_tokens) AS completion, sum(cached_tokens) AS cached
+    FROM model_calls
+    WHERE user_id = ${userId} AND recorded_at >= ${window.from} AND recorded_at < ${to}
+      AND model <> ALL(${sql.val([...FREE_MODELS])}::text[])
+    GROUP BY model, purpose
   `.execute(db);
   const lines = result.rows
     .map((row) => ({

@@ -1,14 +1,13 @@
-import { DomainError } from '@chronicle/adventure';
+import { ADVENTURE_STREAM_PREFIX, DomainError } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
 import { costOf, priceOf, type ModelPriceTable } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
-import { USAGE_EVENT_TYPES } from './token-budget';
 
 // The cost ledger: every model call the log records (the usage on Narrated, MemoryWritten,
-// SummaryWritten and ModelUsageRecorded events), summed per day, adventure, model or user and
-// priced from the price table. A query over the log, not a table of its own: nothing to keep in
-// step, and a changed price table re-prices the whole history on the next read.
+// SummaryWritten and ModelUsageRecorded events, one model_calls row each, written with the
+// event), summed per day, adventure, model or user and priced from the price table. Tokens are
+// stored, not prices: a changed price table re-prices the whole history on the next read.
 
 export type UsageGroupBy = 'day' | 'adventure' | 'model' | 'user';
 export const USER_USAGE_GROUPS: readonly UsageGroupBy[] = ['day', 'adventure', 'model'];
@@ -60,37 +59,21 @@ interface LedgerRow {
 /** The log's model calls in [from, to), by `groupBy` and model, as the ledger's rows. */
 async function ledgerRows(db: Kysely<Database>, query: UsageQuery): Promise<LedgerRow[]> {
   const key = {
-    day: sql`to_char(u.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
-    adventure: sql`u.adventure`,
-    model: sql`u.model`,
-    user: sql`u.owner`,
+    day: sql`to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
+    adventure: sql`substr(stream_id, ${ADVENTURE_STREAM_PREFIX.length + 1})`,
+    model: sql`model`,
+    user: sql`user_id`,
   }[query.groupBy];
-  const owner = query.userId === null ? sql`` : sql`AND c.data ->> 'ownerId' = ${query.userId}`;
-  // The same calls as sumUserUsage counts for the daily budget: free models (the offline
-  // narrator and embedder) and events an import brought in are not spending.
+  const owner = query.userId === null ? sql`` : sql`AND user_id = ${query.userId}`;
+  // The same calls as sumUserUsage counts for the daily budget (the model_calls read model):
+  // free models (the offline narrator and embedder) are not spending.
   const result = await sql<LedgerRow>`
-    SELECT ${key} AS key, u.model, count(*) AS calls,
-      sum(u.prompt) AS prompt, sum(u.completion) AS completion, sum(u.cached) AS cached
-    FROM (
-      SELECT
-        n.recorded_at,
-        c.data ->> 'ownerId' AS owner,
-        c.data ->> 'adventureId' AS adventure,
-        coalesce(n.data -> 'usage' ->> 'model', n.data ->> 'model', '') AS model,
-        coalesce((n.data -> 'usage' ->> 'promptTokens')::bigint, 0) AS prompt,
-        coalesce((n.data -> 'usage' ->> 'completionTokens')::bigint, 0) AS completion,
-        coalesce((n.data -> 'usage' ->> 'cachedTokens')::bigint, 0) AS cached
-      FROM events c
-      JOIN events n ON n.stream_id = c.stream_id
-        AND n.type IN (${sql.join([...USAGE_EVENT_TYPES])})
-        AND n.recorded_at >= ${query.from} AND n.recorded_at < ${query.to}
-      WHERE c.type = 'AdventureCreated' ${owner}
-        AND n.data ? 'usage'
-        AND n.data ->> 'narrator' IS DISTINCT FROM 'offline'
-        AND NOT (coalesce(n.metadata, '{}'::jsonb) ? 'importedFrom')
-    ) u
-    WHERE u.model <> ALL(${sql.val([...FREE_MODELS])}::text[])
-    GROUP BY 1, u.model
+    SELECT ${key} AS key, model, count(*) AS calls, sum(prompt_tokens) AS prompt,
+      sum(completion_tokens) AS completion, sum(cached_tokens) AS cached
+    FROM model_calls
+    WHERE recorded_at >= ${query.from} AND recorded_at < ${query.to} ${owner}
+      AND model <> ALL(${sql.val([...FREE_MODELS])}::text[])
+    GROUP BY 1, model
   `.execute(db);
   return result.rows;
 }

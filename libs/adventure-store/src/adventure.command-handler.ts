@@ -9,6 +9,7 @@ import {
   projectFrom,
   projectorVersion,
   initialState,
+  readModelsAfter,
   upcast,
   type AdventureState,
   type DecidedEvent,
@@ -119,6 +120,17 @@ export function eventIdsFor(key: string, count: number): string[] {
   return Array.from({ length: count }, (_, i) =>
     i === 0 ? key : deterministicEventId(key, String(i)),
   );
+}
+
+/**
+ * The read models' rows for events appended past the handler (a test's or a bench's seeding):
+ * every append to an adventure stream must write them, or the log and its read models disagree.
+ */
+export function readModelsOf(events: readonly DecidedEvent[], before: AdventureState) {
+  const recorded = events.map(
+    (event, i) => ({ ...event, version: before.version + i + 1 }) as RecordedAdventureEvent,
+  );
+  return readModelsAfter(events, projectFrom(before, recorded));
 }
 
 /** Folds stored events onto a state nobody else holds, in place; returns it. */
@@ -277,6 +289,7 @@ export class AdventureCommandHandler {
         const result = await this.eventStore.appendToStream(streamId, newEvents, {
           expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
           outbox: jobsAfter(events, state, jobOrigin(metadata)).map(outboxRow),
+          readModels: readModelsAfter(events, state),
         });
         if (result.duplicate) {
           this.cache.delete(adventureId);

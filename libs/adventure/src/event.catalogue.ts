@@ -143,8 +143,7 @@ export function turnRoleOf(
 /** The paid model call an event records, or null. */
 export function modelCallOf(event: AdventureEvent): ModelCallRecord | null {
   const usage = EVENT_CATALOGUE[event.type].usage as
-    | ((data: AdventureEvent['data']) => ModelCallRecord | null)
-    | undefined;
+    ((data: AdventureEvent['data']) => ModelCallRecord | null) | undefined;
   return usage ? usage(event.data) : null;
 }
 

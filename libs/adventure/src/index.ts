@@ -25,3 +25,4 @@ export { scriptStateAtHead } from './script.projector';
 export * from './script.notices';
 export type { NarrativeCorrection } from './narrative.port';
 export * from './event.validation';
+export * from './read-models';

@@ -57,6 +57,26 @@ export interface TurnsInFlightTable {
   requeued_at: Date | null;
 }
 
+/** Who owns which adventure: written with its first event (see read-models.ts in libs/adventure). */
+export interface AdventureOwnersTable {
+  stream_id: string;
+  owner_id: string;
+  created_at: Generated<Date>;
+}
+
+/** One paid model call, charged to the adventure's owner: written with the event recording it. */
+export interface ModelCallsTable {
+  stream_id: string;
+  version: number;
+  user_id: string;
+  recorded_at: Generated<Date>;
+  purpose: string;
+  model: string;
+  prompt_tokens: ColumnType<string, string | number, never>;
+  completion_tokens: ColumnType<string, string | number, never>;
+  cached_tokens: ColumnType<string, string | number, never>;
+}
+
 /** Derived vectors, content-addressed by (model, text_hash); see libs/memory-store. */
 export interface MemoryEmbeddingsTable {
   model: string;
@@ -95,6 +115,8 @@ export interface Database {
   outbox: OutboxTable;
   snapshots: SnapshotsTable;
   turns_in_flight: TurnsInFlightTable;
+  adventure_owners: AdventureOwnersTable;
+  model_calls: ModelCallsTable;
 
   memory_embeddings: MemoryEmbeddingsTable;
   users: UsersTable;

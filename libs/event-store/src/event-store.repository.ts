@@ -12,12 +12,15 @@ import type {
   OutboxJob,
   OutboxMessage,
   OutboxPublisher,
+  ReadModelWrites,
   StoredEvent,
 } from './event-store.types';
 
 export interface AppendOptions {
   expectedVersion: ExpectedVersion;
   outbox?: readonly OutboxJob[];
+  /** The read models' rows, written only if the events are (see ReadModelWrites). */
+  readModels?: ReadModelWrites;
   /**
    * Append inside the caller's transaction. The outbox rows are then NOT
    * published here (they are not committed yet): publish `result.outbox`
@@ -51,7 +54,7 @@ interface AppendRow {
 
 // Every append runs this text: prepared once per connection (see preparedStatement).
 const APPEND_TO_STREAM = preparedStatement(
-  'SELECT * FROM append_to_stream($1, $2::integer, $3::jsonb, $4::jsonb)',
+  'SELECT * FROM append_to_stream($1, $2::integer, $3::jsonb, $4::jsonb, $5::jsonb)',
 );
 
 const EVENT_COLUMNS = [
@@ -96,12 +99,20 @@ export class EventStoreRepository {
   ): Promise<AppendResult> {
     validateBatch(streamId, events);
     const outboxJobs = (options.outbox ?? []).map(toOutboxRow);
+    const reads = readModelsJson(options.readModels);
     const db = options.trx ?? this.db;
     let row: AppendRow;
     try {
       row =
-        (await appendOneEvent(db, streamId, events, outboxJobs, options.expectedVersion)) ??
-        (await callAppendToStream(db, streamId, events, outboxJobs, options.expectedVersion));
+        (await appendOneEvent(db, streamId, events, outboxJobs, reads, options.expectedVersion)) ??
+        (await callAppendToStream(
+          db,
+          streamId,
+          events,
+          outboxJobs,
+          reads,
+          options.expectedVersion,
+        ));
     } catch (error) {
       // A new batch at the current version that reuses a stored event id.
       if (isUniqueViolation(error, 'events_stream_event_id_key'))
@@ -282,7 +293,13 @@ export class EventStoreRepository {
 // without its row yet) nothing is written and nothing raised, and the caller
 // asks the function, which tells those apart. A job without its own id takes
 // the function too: its id is derived from its row's id, drawn first there.
-const APPEND_ONE_EVENT = preparedStatement(`
+const APPEND_ONE_EVENT = appendOneEventStatement(false);
+// The same, writing the read models' rows too: a separate text, so the appends that carry none
+// (most of them) do not pay for the call.
+const APPEND_ONE_EVENT_WITH_READS = appendOneEventStatement(true);
+
+function appendOneEventStatement(withReads: boolean): string {
+  return preparedStatement(`
   WITH moved AS (
     UPDATE streams SET version = $2 + 1, updated_at = now()
      WHERE stream_id = $1 AND version = $2
@@ -295,15 +312,19 @@ const APPEND_ONE_EVENT = preparedStatement(`
     INSERT INTO outbox (queue, job_name, job_id, payload)
     SELECT $8, $9, $10, $11::jsonb FROM moved WHERE $10::text IS NOT NULL
     RETURNING id
-  )
-  SELECT (SELECT position FROM appended) AS position, (SELECT id FROM enqueued) AS outbox_id
+  )${withReads ? ', reads AS (SELECT write_read_models($1, $2, $12::jsonb) AS written FROM moved)' : ''}
+  SELECT (SELECT position FROM appended) AS position, (SELECT id FROM enqueued) AS outbox_id${
+    withReads ? ', (SELECT written FROM reads) AS written' : ''
+  }
 `);
+}
 
 async function appendOneEvent(
   db: Kysely<Database>,
   streamId: string,
   events: readonly NewEvent[],
   outboxJobs: readonly OutboxRow[],
+  reads: string | null,
   expectedVersion: ExpectedVersion,
 ): Promise<AppendRow | undefined> {
   const job = outboxJobs[0];
@@ -317,7 +338,7 @@ async function appendOneEvent(
     return undefined;
   const event = events[0];
   const { rows } = await db.executeQuery<{ position: string | null; outbox_id: string | null }>(
-    CompiledQuery.raw(APPEND_ONE_EVENT, [
+    CompiledQuery.raw(reads === null ? APPEND_ONE_EVENT : APPEND_ONE_EVENT_WITH_READS, [
       streamId,
       expectedVersion,
       event.id,
@@ -329,6 +350,7 @@ async function appendOneEvent(
       job?.jobName ?? null,
       job?.jobId ?? null,
       job === undefined ? null : JSON.stringify(job.payload),
+      ...(reads === null ? [] : [reads]),
     ]),
   );
   const { position, outbox_id } = rows[0];
@@ -348,6 +370,7 @@ async function callAppendToStream(
   streamId: string,
   events: readonly NewEvent[],
   outboxJobs: readonly OutboxRow[],
+  reads: string | null,
   expectedVersion: ExpectedVersion,
 ): Promise<AppendRow> {
   const expected =
@@ -367,12 +390,20 @@ async function callAppendToStream(
       expected,
       eventsJson,
       JSON.stringify(outboxJobs),
+      reads,
     ]),
   );
   return rows[0];
 }
 
 type OutboxRow = OutboxJob;
+
+/** The read models' rows as the SQL function reads them; null when there are none. */
+function readModelsJson(reads: ReadModelWrites | undefined): string | null {
+  if (reads === undefined) return null;
+  const present = Object.fromEntries(Object.entries(reads).filter(([, v]) => v !== undefined));
+  return Object.keys(present).length === 0 ? null : JSON.stringify(present);
+}
 
 /** BullMQ separates its keys with `:`; a row whose id holds one could never be enqueued. */
 function toOutboxRow(job: OutboxJob): OutboxRow {

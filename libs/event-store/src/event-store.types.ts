@@ -76,3 +76,25 @@ export interface Snapshot {
 export interface OutboxPublisher {
   publish(messages: readonly OutboxMessage[]): Promise<void>;
 }
+
+/**
+ * Rows of the read models written in the same statement as the events (see libs/adventure's
+ * read-models.ts, which decides them; the event store only writes them). Each part left out is
+ * left as it was.
+ */
+export interface ReadModelWrites {
+  /** The stream's owner, set once (adventure_owners). */
+  owner?: string;
+  /** The turn in flight after the batch (turns_in_flight); null: none. */
+  turnInFlight?: string | null;
+  /** Paid model calls (model_calls); `offset` is the event's place in the batch, from 1. */
+  modelCalls?: readonly {
+    offset: number;
+    userId: string;
+    purpose: string;
+    model: string;
+    promptTokens: number;
+    completionTokens: number;
+    cachedTokens: number;
+  }[];
+}

@@ -11,7 +11,12 @@ import {
   type CreateAdventure,
   type InputType,
 } from '@chronicle/adventure';
-import { AdventureCommandHandler, decideCommand, eventIdsFor } from '@chronicle/adventure-store';
+import {
+  AdventureCommandHandler,
+  decideCommand,
+  eventIdsFor,
+  readModelsOf,
+} from '@chronicle/adventure-store';
 import { EventStoreRepository, type StoredEvent } from '@chronicle/event-store';
 import { ControlPlane, JsonLogger, loadConfig, type AppConfig } from '@chronicle/platform';
 import { QueueProducer } from '@chronicle/queue';
@@ -226,7 +231,7 @@ export async function actWithoutJob(
       data: event.data,
       metadata: { actor: 'test' },
     })),
-    { expectedVersion: state.version },
+    { expectedVersion: state.version, readModels: readModelsOf(events, state) },
   );
   return { turnId, actionId };
 }

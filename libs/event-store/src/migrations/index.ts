@@ -14,6 +14,7 @@ import * as snapshotsCompressed from './20251130150000-snapshots-compressed';
 import * as appendToStreamOneStatement from './20251201090000-append-to-stream-one-statement';
 import * as createTurnsInFlight from './20261201110000-create-turns-in-flight';
 import * as eventsKeyedByStream from './20261201140000-events-keyed-by-stream';
+import * as readModelsWithTheEvents from './20261205210000-read-models-with-the-events';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20251201090000-append-to-stream-one-statement': appendToStreamOneStatement,
   '20261201110000-create-turns-in-flight': createTurnsInFlight,
   '20261201140000-events-keyed-by-stream': eventsKeyedByStream,
+  '20261205210000-read-models-with-the-events': readModelsWithTheEvents,
 };
