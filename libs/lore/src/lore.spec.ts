@@ -81,12 +81,42 @@ describe('reading lore files', () => {
       activation: 'inert',
       notes: '{"turns":3}',
     });
-    expect(book.cards).toHaveLength(3);
-    expect(book.report.skipped).toEqual([
-      { index: 3, reason: 'the same keys and type as an earlier card' },
-    ]);
+    // The fourth has the first's keys and type but its own text: kept (issue 27).
+    expect(book.cards).toHaveLength(4);
+    expect(book.cards[3]).toMatchObject({ name: 'Bob 2', entry: 'A second Bob.' });
+    expect(book.report.skipped).toEqual([]);
     expect(book.report.keptOnlyVerbatim).toEqual([
       { index: 1, card: 'The Lighthouse', features: ['useForCharacterCreation'] },
+    ]);
+  });
+
+  it('given an AI Dungeon export with cards of the same keys and type but different text, then all are kept; an exact copy is left out and named in the report', () => {
+    // Shaped like a real 324-card export where 3 cards share keys and type with another:
+    // a character card written twice, and two inert config cards (empty keys, one type).
+    const card = (title: string, value: string, keys = 'Vex, the rogue', type = 'character') => ({
+      keys,
+      value,
+      type,
+      title,
+      description: '',
+      useForCharacterCreation: false,
+    });
+    const file = [
+      card('Vex', 'Vex is a half-elf rogue.'),
+      card('Vex (later)', 'Vex lost an eye in the siege.'),
+      card('Config: stats', '{"str":10}', '', 'class'),
+      card('Config: inventory', '["rope"]', '', 'class'),
+      card('Vex', 'Vex is a half-elf rogue.'),
+    ];
+    const book = readLoreFile(jsonBytes(file));
+    expect(book.cards.map((c) => c.name)).toEqual([
+      'Vex',
+      'Vex (later)',
+      'Config: stats',
+      'Config: inventory',
+    ]);
+    expect(book.report.skipped).toEqual([
+      { index: 4, reason: 'an exact copy of entry 0; kept once' },
     ]);
   });
 

@@ -9,19 +9,30 @@ import { str, type Json } from '../lore.types';
 /** AID's documented entry length; longer values may be cut by AID on import. */
 export const AID_VALUE_CHARS = 1000;
 
-export const aidCodec: Codec<{ seen: Set<string> }> = {
+export const aidCodec: Codec<{ seen: Map<string, number> }> = {
   format: 'aid',
   family: ['aid'],
-  context: () => ({ seen: new Set<string>() }),
+  context: () => ({ seen: new Map<string, number>() }),
   read(raw, ctx, index) {
     const legacy = raw.value === undefined && typeof raw.entry === 'string';
     const keys = str(raw.keys);
     const type = str(raw.type, legacy ? 'other' : '');
-    // AID drops a later card with the same keys and type on import; so does Chronicle.
-    const identity = `${keys}\u0000${type}`;
-    if (ctx.seen.has(identity)) return { skip: 'the same keys and type as an earlier card' };
-    ctx.seen.add(identity);
     const title = str(raw.title);
+    // AID itself drops a later card with the same keys and type on import, but real exports
+    // hold such cards with different text (3 of one 324-card export), and each is the player's
+    // work: all are kept. Only an exact copy of an earlier card is left out, and the report
+    // names the card it copies (issue 27).
+    const identity = JSON.stringify([
+      keys,
+      type,
+      title,
+      legacy ? str(raw.entry) : str(raw.value),
+      str(raw.description),
+      raw.useForCharacterCreation === true,
+    ]);
+    const copied = ctx.seen.get(identity);
+    if (copied !== undefined) return { skip: `an exact copy of entry ${copied}; kept once` };
+    ctx.seen.set(identity, index);
     const verbatim: string[] = [];
     if (raw.useForCharacterCreation === true) verbatim.push('useForCharacterCreation');
     if (legacy && (raw.isNotHidden !== undefined || raw.hidden !== undefined)) {
