@@ -149,3 +149,45 @@ describe('item 5: the same card object listed twice', () => {
     expect(failures).toEqual([]);
   });
 });
+
+describe('item 3: cards a script added follow the story tree', () => {
+  it('given an Auto-Cards-like Output hook that makes a card once (its state remembers), when the turn is retried, undone and redone, then the card is there once, gone, and back', async () => {
+    // Auto-Cards' shape: the card is made from onOutput, and only the script's state says it
+    // was made; a retry hands the script the parent's state, so it makes the card again.
+    const id = await client.createAdventure(
+      scenario([
+        {
+          name: 'Auto-Cards',
+          output: `if (!state.madeMira) {
+              addStoryCard("Mira", "Mira keeps the tower's lamp.", "character");
+              state.madeMira = true;
+            }
+            ({ text })`,
+        },
+      ]),
+    );
+    const miras = async () => {
+      const adventure = await client.expect(200, 'GET', `/v1/adventures/${id}`);
+      return (adventure.body.storyCards as { name: string }[]).filter((c) => c.name === 'Mira')
+        .length;
+    };
+    await client.play(id, 'do', 'climb the stairs');
+    expect(await miras()).toBe(1);
+    await client.retry(id);
+    expect(await miras()).toBe(1);
+    await client.retry(id);
+    expect(await miras()).toBe(1);
+    await client.expect(200, 'POST', `/v1/adventures/${id}/undo`, {});
+    expect(await miras()).toBe(0);
+    await client.expect(200, 'POST', `/v1/adventures/${id}/redo`, {});
+    expect(await miras()).toBe(1);
+    // A new branch from the opening makes its own card once.
+    await client.expect(200, 'POST', `/v1/adventures/${id}/undo`, {});
+    await client.play(id, 'do', 'walk away from the tower');
+    expect(await miras()).toBe(1);
+    const failures = ofType(await client.events(id), 'ScriptHookRan').filter(
+      (e) => e.data.outcome !== 'ok',
+    );
+    expect(failures).toEqual([]);
+  });
+});

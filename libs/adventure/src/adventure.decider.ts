@@ -39,6 +39,7 @@ import {
   checkText,
 } from './adventure.validation';
 import { checkJsonValue } from './event.validation';
+import { cardIdsHeld, cardsHeld } from './script-cards.projector';
 import type { MemoriesUsed } from './memory.events';
 import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
 import { tryCorrection } from './narrative.port';
@@ -75,7 +76,7 @@ function narrationScriptEffects(
   state: AdventureState,
 ): AdventureEvent[] {
   if (!scripts) return [];
-  const cards = new Set(state.cards.map((card) => card.id));
+  const cards = cardIdsHeld(state);
   return [
     ...(scripts.context
       ? scriptEffects(turnId, 'context', actionId, scripts.context, state, cards)
@@ -104,10 +105,11 @@ export function decide(
 
     case 'AddStoryCard': {
       const card = checkCard(command.data.card);
-      if (state.cards.some((existing) => existing.id === card.id)) {
+      // A parked card (script-cards.projector.ts) may come back: its id is taken, it counts.
+      if (cardIdsHeld(state).has(card.id)) {
         throw new ConflictError(`story card ${card.id} already exists; send a new id`);
       }
-      checkCardCount(state.cards.length + 1);
+      checkCardCount(cardsHeld(state) + 1);
       return [{ type: 'StoryCardAdded', data: { card } }];
     }
 
@@ -582,8 +584,9 @@ function importCards(
   };
   if (!Array.isArray(data.cards)) throw new InvalidCommandError('cards must be a list');
   const removedCardIds = mode === 'replace' ? state.cards.map((card) => card.id) : [];
-  checkCardCount(data.cards.length + (mode === 'replace' ? 0 : state.cards.length));
-  const kept = new Set(mode === 'replace' ? [] : state.cards.map((card) => card.id));
+  // A replace drops the parked cards too; a merge keeps them, and they may come back.
+  checkCardCount(data.cards.length + (mode === 'replace' ? 0 : cardsHeld(state)));
+  const kept = mode === 'replace' ? new Set<string>() : cardIdsHeld(state);
   const cards = data.cards.map((input, index) => {
     const card = checkCard(input, { imported: true });
     if (kept.has(card.id)) {

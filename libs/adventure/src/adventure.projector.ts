@@ -42,6 +42,12 @@ import { applyNarrativeTurn, applyNarrativeTurns, initialNarrativeState } from '
 import { isMemoryEvent, isScriptEvent, turnRoleOf } from './event.catalogue';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 import { evolveScripts, shareScriptTables } from './script.projector';
+import {
+  dropParkedCards,
+  followPath,
+  forgetScriptCards,
+  homeScriptCard,
+} from './script-cards.projector';
 
 export class ProjectionError extends Error {
   constructor(
@@ -303,8 +309,30 @@ function appendAtHead(draft: AdventureState, node: ActionNode): void {
   draft.head = node.id;
 }
 
+/** The events after which the path at the head, or the take a retry replaces, may differ. */
+const PATH_EVENTS = new Set<string>([
+  'PlayerActed',
+  'RetryRequested',
+  'Narrated',
+  'NarrationFailed',
+  'NarrationCancelled',
+  'HeadMoved',
+  'TurnStoppedByScript',
+]);
+
 /** Mutates `draft`'s top-level fields and containers only (see the file comment). */
 export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEvent): void {
+  foldEvent(draft, event);
+  // Cards a script added follow the story tree (script-cards.projector.ts).
+  if (event.type === 'StoryCardAdded' && event.data.source) {
+    homeScriptCard(draft, event.data.card.id);
+  } else if (PATH_EVENTS.has(event.type)) {
+    followPath(draft);
+  }
+}
+
+// eslint-disable-next-line max-lines-per-function -- one switch over every event type, so what each event does to the state is read in one place
+function foldEvent(draft: AdventureState, event: RecordedAdventureEvent): void {
   const { version } = event;
   if (version !== draft.version + 1) {
     throw new ProjectionError(
@@ -395,6 +423,8 @@ function evolveAdventure(
       if (d.mode === 'replace') {
         const removed = new Set(d.removedCardIds);
         draft.cards = draft.cards.filter((card) => !removed.has(card.id));
+        forgetScriptCards(draft, d.removedCardIds);
+        dropParkedCards(draft);
       }
       ownCards(draft).push(...d.cards);
       draft.lorebooks = [...draft.lorebooks, d.book];
@@ -405,6 +435,7 @@ function evolveAdventure(
       const index = draft.cards.findIndex((card) => card.id === event.data.cardId);
       if (index < 0) throw new ProjectionError(`unknown story card ${event.data.cardId}`, version);
       ownCards(draft).splice(index, 1);
+      forgetScriptCards(draft, [event.data.cardId]);
       return;
     }
 

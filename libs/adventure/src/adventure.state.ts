@@ -27,11 +27,12 @@ import type { NarrationFailureCode } from './narration-failure';
  * parallel under one bump. 6: AI nodes keep the cards whose timed effects their prompt started
  * (`timedLore`); script states are records that patch one another (`scriptStateRecords`), and
  * settings carry the scripts' context mode and limits (both landed together). 7: memories keep
- * the actions they were written from (`sourceActionIds`). How a
+ * the actions they were written from (`sourceActionIds`). 8: cards a script added have a home
+ * node and are parked off its path (`scriptCardHomes`, `parkedCards`). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 7;
+export const projectorVersion = 8;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -154,6 +155,10 @@ export interface AdventureState {
   scriptStateRecords: Record<string, ScriptStateRecord>;
   /** The newest hook runs (SCRIPT_RUNS_KEPT), newest last: the scripts' logs route. */
   scriptRuns: ScriptHookRanData[];
+  /** Each card a script added, by id: the story node whose turn added it (script-cards.projector.ts). */
+  scriptCardHomes: Record<string, string>;
+  /** Cards a script added whose home is off the path at the head: kept to come back, never read. */
+  parkedCards: StoryCard[];
 }
 
 // The story tree grows by two nodes a turn and a projection is never changed in place (see the
@@ -268,5 +273,7 @@ export function initialState(): AdventureState {
     scriptStates: {},
     scriptStateRecords: {},
     scriptRuns: [],
+    scriptCardHomes: {},
+    parkedCards: [],
   };
 }

@@ -11,6 +11,7 @@ import { LIMITS } from './adventure.limits';
 import { turnRoleOf } from './event.catalogue';
 import { turnStatus } from './adventure.queries';
 import { nodeOf, type AdventureState } from './adventure.state';
+import { cardIdsHeld, cardsHeld } from './script-cards.projector';
 import {
   MAX_TITLE_CHARS,
   checkCanon,
@@ -315,10 +316,10 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
     }
     case 'StoryCardAdded':
       checkStoryCard('data.card', event.data.card);
-      if (before.cards.some((card) => card.id === event.data.card.id)) {
+      if (cardIdsHeld(before).has(event.data.card.id)) {
         invalid(`story card ${event.data.card.id} already exists`);
       }
-      if (before.cards.length + 1 > LIMITS.storyCardsPerAdventure) {
+      if (cardsHeld(before) + 1 > LIMITS.storyCardsPerAdventure) {
         throw new LimitExceededError(
           `an adventure holds at most ${LIMITS.storyCardsPerAdventure} story cards (limit storyCardsPerAdventure)`,
         );
@@ -342,7 +343,7 @@ export function checkRecordedEvent(event: AdventureEvent, before: AdventureState
       }
       if (d.mode !== 'merge' && d.mode !== 'replace') invalid('data.mode must be merge or replace');
       if (!Array.isArray(d.cards)) invalid('data.cards must be a list');
-      const kept = d.mode === 'replace' ? 0 : before.cards.length;
+      const kept = d.mode === 'replace' ? 0 : cardsHeld(before);
       if (kept + d.cards.length > LIMITS.storyCardsPerAdventure) {
         throw new LimitExceededError(
           `an adventure holds at most ${LIMITS.storyCardsPerAdventure} story cards (limit storyCardsPerAdventure)`,

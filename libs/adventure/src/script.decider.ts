@@ -17,6 +17,7 @@ import {
 } from './adventure.errors';
 import type { AdventureState } from './adventure.state';
 import { checkId, checkText } from './adventure.validation';
+import { cardIdsHeld } from './script-cards.projector';
 import {
   SCRIPT_LOG_LINE_CHARS,
   SCRIPT_LOG_LINES_KEPT,
@@ -205,7 +206,7 @@ export function scriptEffects(
   result: Pick<ScriptedInput, 'runs' | 'states' | 'cardOps' | 'messages'>,
   state: AdventureState,
   /** The card ids after earlier hooks of the same append (kept up to date here). */
-  cards: Set<string> = new Set(state.cards.map((c) => c.id)),
+  cards: Set<string> = cardIdsHeld(state),
 ): AdventureEvent[] {
   const events: AdventureEvent[] = [];
   for (const run of result.runs) {
