@@ -262,6 +262,16 @@ it('adds a story card and sees it fire in the Context panel', async () => {
   expect(prompt).toContain('You look for Mira.');
   expect(prompt).toContain('Mira is the harbour master, stern and kind.');
   await page.screenshot({ path: join(SHOTS, 'context-desktop.png'), fullPage: true });
+
+  // With an action typed (not sent), the dry run is that action's turn: its text at the end.
+  const actionBox = page.getByRole('textbox', { name: 'Action', exact: true });
+  await actionBox.fill('ring the drowned bell twice');
+  await button('Run again').click();
+  await page.getByText('For the action being typed (do): ring the drowned bell twice').waitFor();
+  expect(await page.getByLabel('Story prompt').textContent()).toContain(
+    '> You ring the drowned bell twice.',
+  );
+  await actionBox.fill('');
 });
 
 it('shows the referee decisions and corrects the state with a form', async () => {

@@ -10,8 +10,18 @@ import {
 } from './api';
 import { type PanelProps, TitledList, Failure } from './inspect.shared';
 
-export function ContextPanel(props: PanelProps) {
+/** The action being typed, as the dry run supposes it (null when nothing is typed). */
+export interface DraftAction {
+  type: 'do' | 'say' | 'story';
+  text: string;
+}
+
+export function ContextPanel(props: PanelProps & { draft: DraftAction | null }) {
   const [which, setWhich] = useState<'last' | 'dry'>('last');
+  // The dry run supposes the action typed when it is asked for (a run per keystroke would spend
+  // the turn limit); "Run again" takes what is typed then.
+  const [dryRuns, setDryRuns] = useState(0);
+  const [supposed, setSupposed] = useState<DraftAction | null>(null);
   const [last, setLast] = useState<LastContext | null | undefined>(undefined);
   const [lastPrompt, setLastPrompt] = useState<{ system: string; story: string } | string | null>(
     null,
@@ -34,12 +44,14 @@ export function ContextPanel(props: PanelProps) {
         );
     } else {
       setPreview(null);
+      const draft = props.draft;
+      setSupposed(draft);
       api
-        .post<ContextPreview>(`${props.base}/context/preview`)
+        .post<ContextPreview>(`${props.base}/context/preview`, draft ?? undefined)
         .then(setPreview)
         .catch((e) => setError(describeError(e)));
     }
-  }, [which, props.view.version]);
+  }, [which, props.view.version, dryRuns]);
 
   return (
     <div>
@@ -60,6 +72,11 @@ export function ContextPanel(props: PanelProps) {
         >
           Dry run
         </button>
+        {which === 'dry' && (
+          <button type="button" class="secondary" onClick={() => setDryRuns((n) => n + 1)}>
+            Run again
+          </button>
+        )}
       </div>
       <Failure error={error} />
       {which === 'last' && last === undefined && !error && <p class="muted">Loading…</p>}
@@ -84,6 +101,11 @@ export function ContextPanel(props: PanelProps) {
       {which === 'dry' && !preview && !error && <p class="muted">Building the context…</p>}
       {which === 'dry' && preview && (
         <>
+          <p class="muted small">
+            {supposed
+              ? `For the action being typed (${supposed.type}): ${supposed.text}`
+              : 'For the story as it stands (no action typed).'}
+          </p>
           <Manifest
             manifest={{
               ...preview.report,

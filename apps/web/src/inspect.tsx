@@ -2,7 +2,7 @@ import { useRef, useState } from 'preact/hooks';
 import { type AdventureView } from './api';
 import { type PanelProps, slug } from './inspect.shared';
 import { CardsPanel } from './cards-panel';
-import { ContextPanel } from './context-panel';
+import { ContextPanel, type DraftAction } from './context-panel';
 import { MemoriesPanel } from './memories-panel';
 import { StatePanel } from './state-panel';
 import { TimelinePanel } from './timeline-panel';
@@ -15,6 +15,8 @@ export function Inspect(props: {
   adventureId: string;
   view: AdventureView;
   busy: boolean;
+  /** The action being typed, which the Context tab's dry run supposes. */
+  draft: DraftAction | null;
   onChanged: () => Promise<void>;
   onBranched: () => Promise<void>;
 }) {
@@ -60,7 +62,7 @@ export function Inspect(props: {
         id={`panel-${slug(tab)}`}
         aria-labelledby={`tab-${slug(tab)}`}
       >
-        {tab === 'Context' && <ContextPanel {...panel} />}
+        {tab === 'Context' && <ContextPanel {...panel} draft={props.draft} />}
         {tab === 'State' && <StatePanel {...panel} />}
         {tab === 'Memories' && <MemoriesPanel {...panel} />}
         {tab === 'Story cards' && <CardsPanel {...panel} />}

@@ -481,6 +481,7 @@ export function Play(props: { id: string }) {
         adventureId={id}
         view={view}
         busy={inFlight}
+        draft={input.trim() === '' ? null : { type: mode, text: input }}
         onChanged={async () => void (await reload())}
         onBranched={async () => {
           await reload();
