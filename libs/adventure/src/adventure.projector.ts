@@ -331,7 +331,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
   }
 }
 
-// eslint-disable-next-line max-lines-per-function -- one switch over every event type, so what each event does to the state is read in one place
+// One switch over every event type, so what each event does to the state is read in one place.
 function foldEvent(draft: AdventureState, event: RecordedAdventureEvent): void {
   const { version } = event;
   if (version !== draft.version + 1) {
