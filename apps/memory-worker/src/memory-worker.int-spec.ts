@@ -137,7 +137,6 @@ describe('the memory worker', () => {
       memoriesWritten: 2,
       summaryWritten: true,
       embedded: 2,
-      forgotten: 0,
       errors: [],
     });
     const state = await adventures.get(adventureId);

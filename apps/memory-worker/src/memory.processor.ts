@@ -81,7 +81,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
       });
       try {
         const outcome = await this.updateMemory.execute({ adventureId, jobId, attempt });
-        const { memoriesWritten, summaryWritten, embedded, forgotten, errors } = outcome;
+        const { memoriesWritten, summaryWritten, embedded, errors } = outcome;
         if (errors.length > 0) {
           // Whatever was written stays written; the retry redoes only what failed (the
           // cursors moved only past what succeeded).
@@ -93,7 +93,6 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
           memoriesWritten,
           summaryWritten,
           embedded,
-          forgotten,
         });
         return outcome;
       } finally {

@@ -28,11 +28,12 @@ import type { NarrationFailureCode } from './narration-failure';
  * (`timedLore`); script states are records that patch one another (`scriptStateRecords`), and
  * settings carry the scripts' context mode and limits (both landed together). 7: memories keep
  * the actions they were written from (`sourceActionIds`). 8: cards a script added have a home
- * node and are parked off its path (`scriptCardHomes`, `parkedCards`). How a
+ * node and are parked off its path (`scriptCardHomes`, `parkedCards`). 9: a capacity eviction
+ * no longer forgets (the bank keeps every memory). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 8;
+export const projectorVersion = 9;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 

@@ -43,7 +43,10 @@ export type MemoryWritten = { type: 'MemoryWritten'; data: MemoryWrittenData };
 export type MemoryEdited = { type: 'MemoryEdited'; data: { memoryId: string; text: string } };
 export type MemoryPinned = { type: 'MemoryPinned'; data: { memoryId: string } };
 export type MemoryUnpinned = { type: 'MemoryUnpinned'; data: { memoryId: string } };
-/** Evicted over capacity, or forgotten by the player: kept, but never retrieved again. */
+/**
+ * Forgotten by the player: kept, but never retrieved again. `capacity` is the old LRU
+ * eviction's, which no build writes any more and the projection no longer honours.
+ */
 export type MemoryForgotten = {
   type: 'MemoryForgotten';
   data: { memoryIds: string[]; reason: 'capacity' | 'player' };

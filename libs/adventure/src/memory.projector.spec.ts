@@ -146,6 +146,16 @@ describe('memory projection', () => {
     expect(memorySourcesOnPath(history.state, history.state.memory.memories[1])).toEqual([]);
   });
 
+  it('given an old log where the LRU capacity forgot a memory, it is a candidate again; the player’s forgetting holds', () => {
+    const history = played(9);
+    workerMemory(history, 0, 5);
+    workerMemory(history, 6, 11);
+    history.append({ type: 'MemoryForgotten', data: { memoryIds: ['m-5'], reason: 'capacity' } });
+    expect(activeMemories(history.state).map((m) => m.id)).toEqual(['m-5', 'm-11']);
+    history.append({ type: 'MemoryForgotten', data: { memoryIds: ['m-11'], reason: 'player' } });
+    expect(activeMemories(history.state).map((m) => m.id)).toEqual(['m-5']);
+  });
+
   it('use counts come from MemoriesUsed, with the event’s version as the LRU clock', () => {
     const history = played(6);
     workerMemory(history, 0, 5);

@@ -90,6 +90,9 @@ export function evolveMemory(
     case 'MemoryForgotten': {
       const ids = new Set(event.data.memoryIds);
       for (const id of ids) indexOfMemory(bank, id, version);
+      // The bank no longer evicts: what an old least-recently-used capacity forgot is a
+      // candidate again (only the player's forgetting holds), so an old story gets its past back.
+      if (event.data.reason === 'capacity') return;
       draft.memory = {
         ...bank,
         memories: bank.memories.map((m) => (ids.has(m.id) ? { ...m, forgotten: true } : m)),

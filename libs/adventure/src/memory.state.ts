@@ -18,7 +18,7 @@ export interface MemoryRecord {
   /** Stream version of the MemoryWritten event: the LRU clock's creation time. */
   createdAtVersion: number;
   pinned: boolean;
-  /** Evicted (or forgotten by the player): kept, never retrieved. */
+  /** Forgotten by the player: kept, never retrieved (pin it to bring it back). */
   forgotten: boolean;
   /** An action it was written from was edited or erased since: stale, never used again. */
   withdrawn: boolean;

@@ -1,7 +1,7 @@
-/* eslint-disable max-lines -- a memory pass's steps (memories, summary, embeddings, eviction) and the player's regenerate share the summary prompt, the usage record and the spend count; split, those helpers would need a third home that only these two use */
+/* eslint-disable max-lines -- a memory pass's steps (memories, summary, embeddings) and the player's regenerate share the summary prompt, the usage record and the spend count; split, those helpers would need a third home that only these two use */
 // One memory job for one adventure: write the memories due, then the summary, embed what is
-// pending, evict over capacity. What the model wrote is sent as a command (`WriteMemory`,
-// `WriteSummary`, `EvictMemories`: see libs/memory's decider), decided against the head at append
+// pending; nothing is evicted (the bank keeps every memory). What the model wrote is sent as a
+// command (`WriteMemory`, `WriteSummary`: see libs/memory's decider), decided against the head at append
 // time with a deterministic key, so a job killed and redelivered, or two jobs racing,
 // never write the same memory twice. A cursor moves only with a successful write: a failed model
 // call leaves it, and the next run (or BullMQ's retry) does the work again.
@@ -54,7 +54,6 @@ export interface UpdateMemoryOutcome {
   memoriesWritten: number;
   summaryWritten: boolean;
   embedded: number;
-  forgotten: number;
   /** Plain messages of the calls that failed; the work they left is redone on the next run. */
   errors: string[];
 }
@@ -100,7 +99,6 @@ export class UpdateMemoryUseCase {
       memoriesWritten: 0,
       summaryWritten: false,
       embedded: 0,
-      forgotten: 0,
       errors: [],
     };
     const loaded = await this.adventures.load(input.adventureId);
@@ -146,8 +144,6 @@ export class UpdateMemoryUseCase {
       } catch (error) {
         outcome.errors.push(`embedding: ${(error as Error).message}`);
       }
-      const evicted = await this.evict(input.adventureId, state, meta);
-      outcome.forgotten = evicted;
     }
     return outcome;
   }
@@ -436,24 +432,5 @@ export class UpdateMemoryUseCase {
     if (!this.options.countSpend || !state.ownerId) return;
     // The log is the truth; a counter that misses this is rebuilt from it tomorrow.
     await this.options.countSpend(state.ownerId, usage).catch(() => undefined);
-  }
-
-  private async evict(
-    adventureId: string,
-    state: AdventureState,
-    meta: Record<string, unknown> & { actor: string },
-  ): Promise<number> {
-    // Keyed by the version the pass reached: a redelivered pass at the same version evicts once.
-    const handled = await this.adventures.handle(
-      adventureId,
-      {
-        type: 'EvictMemories',
-        key: deterministicEventId(adventureId, 'evict', String(state.version)),
-        data: {},
-      },
-      meta,
-    );
-    const forgotten = handled.events[0];
-    return forgotten?.type === 'MemoryForgotten' ? forgotten.data.memoryIds.length : 0;
   }
 }

@@ -18,7 +18,7 @@ import {
 // the rules that say whether memory work is still due when its result comes back.
 
 function played(turns: number): AdventureHistory {
-  const history = AdventureHistory.create({ settings: { memoryCapacity: 2 } });
+  const history = AdventureHistory.create();
   for (let turn = 1; turn <= turns; turn++) history.turn('do', `step ${turn}`);
   return history;
 }
@@ -201,29 +201,24 @@ describe('memory worker decider', () => {
     });
   });
 
-  describe('EvictMemories', () => {
-    it('given more active memories than the capacity, when eviction runs, then the least recently used unpinned ones are forgotten', () => {
-      const history = played(9); // three blocks due
-      const ids: string[] = [];
+  describe('no eviction', () => {
+    it('given more memories than the old capacity setting, when the worker writes the next, then nothing is forgotten', () => {
+      const history = AdventureHistory.create({ settings: { memoryCapacity: 1 } });
+      for (let turn = 1; turn <= 9; turn++) history.turn('do', `step ${turn}`);
       for (let i = 0; i < 3; i++) {
         const { command } = writeMemoryOf(history);
-        ids.push(command.data.memoryId);
-        history.append(...decideMemoryWork(command, history.state));
+        const events = decideMemoryWork(command, history.state);
+        expect(events.map((event) => event.type)).toEqual(['MemoryWritten']);
+        history.append(...events);
       }
-      history.append({ type: 'MemoryPinned', data: { memoryId: ids[0] } });
-      given(history.state)
-        .when({ type: 'EvictMemories', data: {} })
-        .then([{ type: 'MemoryForgotten', data: { memoryIds: [ids[1]], reason: 'capacity' } }]);
-    });
-
-    it('given no more memories than the capacity, when eviction runs, then nothing is appended', () => {
-      given(played(3).state).when({ type: 'EvictMemories', data: {} }).then([]);
+      expect(history.state.memory.memories.map((m) => m.forgotten)).toEqual([false, false, false]);
     });
   });
 
   it('given no adventure, when any memory work comes back, then it is not found', () => {
+    const { command } = writeMemoryOf(played(6));
     given(initialState())
-      .when({ type: 'EvictMemories', data: {} })
+      .when(command)
       .thenThrows(NotFoundError, /create it first/);
   });
 });

@@ -5,7 +5,6 @@
 // stale. Pure, like the adventure's decider: ids and texts come from the command.
 
 import {
-  activeMemories,
   InvalidCommandError,
   NotFoundError,
   type AdventureState,
@@ -13,7 +12,6 @@ import {
   type ModelCallUsage,
 } from '@chronicle/adventure';
 import { memoryBlocks, summaryPlan } from './memory.plan';
-import { evictionOrder } from './memory.ranking';
 
 /** Where a block or a summary update sits in the story: depths of its first and last action. */
 export interface StorySpan {
@@ -50,37 +48,18 @@ export type WriteRegeneratedSummary = {
   data: { summaryId: string; text: string; span: StorySpan; usage?: ModelCallUsage };
 };
 
-/** Forget the memories over the adventure's capacity (see `evictionOrder`). */
-export type EvictMemories = { type: 'EvictMemories'; data: Record<string, never> };
-
-export type MemoryWorkCommand =
-  WriteMemory | WriteSummary | WriteRegeneratedSummary | EvictMemories;
+// There is no eviction: the bank keeps every memory of the path (retrieval picks among them).
+// The least-recently-used capacity it had forgot old memories first, the past by design.
+export type MemoryWorkCommand = WriteMemory | WriteSummary | WriteRegeneratedSummary;
 
 export const MEMORY_WORK_COMMANDS: ReadonlySet<string> = new Set<MemoryWorkCommand['type']>([
   'WriteMemory',
   'WriteSummary',
   'WriteRegeneratedSummary',
-  'EvictMemories',
 ]);
 
 export function isMemoryWorkCommand(command: { type: string }): command is MemoryWorkCommand {
   return MEMORY_WORK_COMMANDS.has(command.type);
-}
-
-/** The memories over the adventure's capacity, forgotten (see `evictionOrder`). */
-function evictOverCapacity(state: AdventureState): MemoryEvent[] {
-  const memoryIds = evictionOrder(
-    activeMemories(state).map((memory) => ({
-      id: memory.id,
-      pinned: memory.pinned,
-      lastUsedAt: memory.lastUsedVersion,
-      createdAt: memory.createdAtVersion,
-      useCount: memory.useCount,
-    })),
-    state.settings.memoryCapacity,
-  );
-  if (memoryIds.length === 0) return [];
-  return [{ type: 'MemoryForgotten', data: { memoryIds, reason: 'capacity' } }];
 }
 
 function sameSpan(a: StorySpan, b: StorySpan): boolean {
@@ -161,8 +140,6 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
         },
       ];
     }
-    case 'EvictMemories':
-      return evictOverCapacity(state);
     default: {
       const unknown: { type: string } = command;
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);

@@ -1,4 +1,4 @@
-// Retrieval ranking and eviction order, over plain data. Vectors are Float32Array rows of one
+// Retrieval ranking, over plain data. Vectors are Float32Array rows of one
 // matrix per adventure, with their norms computed once, so a query costs one pass of
 // multiply-adds and a top-K kept in a small array (no sort of every score).
 
@@ -176,37 +176,6 @@ export function topKByCosine(
     best[at] = [row, score];
   }
   return best;
-}
-
-export interface EvictionCandidate {
-  id: string;
-  pinned: boolean;
-  /** The LRU clock: last use, or creation when never used (stream versions serve as time). */
-  lastUsedAt: number | null;
-  createdAt: number;
-  useCount: number;
-}
-
-/**
- * The memories to forget so no more than `capacity` remain: unpinned ones, least recently used
- * first (by coalesce(lastUsedAt, createdAt)), then the lowest use count. Pins override capacity,
- * so with too many pins fewer are forgotten. (Sorting on use count first froze the bank: every
- * new memory, used 0 times, was evicted at once.)
- */
-export function evictionOrder(memories: readonly EvictionCandidate[], capacity: number): string[] {
-  const excess = memories.length - Math.max(0, capacity);
-  if (excess <= 0) return [];
-  return memories
-    .filter((memory) => !memory.pinned)
-    .map((memory, order) => ({ memory, order }))
-    .sort(
-      (a, b) =>
-        (a.memory.lastUsedAt ?? a.memory.createdAt) - (b.memory.lastUsedAt ?? b.memory.createdAt) ||
-        a.memory.useCount - b.memory.useCount ||
-        a.order - b.order,
-    )
-    .slice(0, excess)
-    .map(({ memory }) => memory.id);
 }
 
 /** A retrieval candidate whose vector is a row of the adventure's matrix (null: not embedded). */

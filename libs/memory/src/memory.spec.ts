@@ -6,7 +6,6 @@ import {
   buildMatrix,
   castBrief,
   cutOnWord,
-  evictionOrder,
   memoryBlocks,
   memoryPrompt,
   rankMemories,
@@ -277,21 +276,5 @@ describe('ranking', () => {
     const rows = [v(0, 1), v(1, 0.1), v(1, 1)];
     const best = topKByCosine(buildMatrix(rows, 2), v(1, 0), 2);
     expect(best.map(([row]) => row)).toEqual([1, 2]);
-  });
-});
-
-describe('eviction', () => {
-  it('forgets least recently used first, then the lowest use count; pins override capacity', () => {
-    const memories = [
-      { id: 'old-used', pinned: false, lastUsedAt: 50, createdAt: 1, useCount: 3 },
-      { id: 'old-pinned', pinned: true, lastUsedAt: null, createdAt: 2, useCount: 0 },
-      { id: 'new-unused', pinned: false, lastUsedAt: null, createdAt: 40, useCount: 0 },
-      { id: 'tie-more', pinned: false, lastUsedAt: 10, createdAt: 3, useCount: 2 },
-      { id: 'tie-less', pinned: false, lastUsedAt: 10, createdAt: 4, useCount: 1 },
-    ];
-    expect(evictionOrder(memories, 2)).toEqual(['tie-less', 'tie-more', 'new-unused']);
-    expect(evictionOrder(memories, 5)).toEqual([]);
-    const pins = memories.map((m) => ({ ...m, pinned: true }));
-    expect(evictionOrder(pins, 1)).toEqual([]);
   });
 });

@@ -140,7 +140,10 @@ export class SettingsDto {
   @IsInt()
   memoryTopK?: number;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({
+    description:
+      'Accepted for older clients and kept in the settings, but nothing is evicted any more: the bank keeps every memory of the path.',
+  })
   @IsOptional()
   @IsInt()
   memoryCapacity?: number;

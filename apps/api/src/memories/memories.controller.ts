@@ -55,7 +55,7 @@ export class MemoriesController {
 
   @Post('memories/:memoryId/pin')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: 'Always use this memory (it counts toward top-K; pins beat capacity)' })
+  @ApiOperation({ summary: 'Always use this memory (it counts toward top-K)' })
   pin(@Param('id') id: string, @Param('memoryId') memoryId: string) {
     return this.memories.pin(id, memoryId, true);
   }

@@ -19,7 +19,7 @@ export interface MemoryView {
   id: string;
   text: string;
   pinned: boolean;
-  /** Evicted over capacity or forgotten by the player: kept, never retrieved. */
+  /** Forgotten by the player: kept, never retrieved. */
   forgotten: boolean;
   useCount: number;
   createdBy: MemoryRecord['createdBy'];
