@@ -113,6 +113,7 @@ export class NarrateStages {
       built: await buildTurnContext(this.adventures, state, {
         defaultModel: this.config.modelName,
         memories,
+        passages: memories?.passages ?? null,
       }),
     }));
     // What the player wrote this turn, read beside them: an event it carries is theirs, never

@@ -146,7 +146,8 @@ describe('the memory worker', () => {
     ]);
     expect(storySummary(state)).toBe('Ash walked the shore and Mira kept the light.');
     expect(server.requestsTo(CHAT)).toHaveLength(3);
-    expect(server.requestsTo(EMBED)).toHaveLength(1);
+    // The story's 17 actions and narrations for recall (story_passages), then the two memories.
+    expect(server.requestsTo(EMBED).map((r) => r.body.input.length)).toEqual([17, 2]);
     expect(server.requestsTo(CHAT)[0].body.messages[1].content).toMatch(/Memory:$/);
 
     server.clear();

@@ -1,6 +1,10 @@
 import { Inject, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { OnWorkerEvent, Processor, WorkerHost } from '@nestjs/bullmq';
-import { UpdateMemoryUseCase, type UpdateMemoryOutcome } from '@chronicle/memory-store';
+import {
+  IndexStoryPassagesUseCase,
+  UpdateMemoryUseCase,
+  type UpdateMemoryOutcome,
+} from '@chronicle/memory-store';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, withLogContext, type AppConfig } from '@chronicle/platform';
 import { assertEveryJobHandled, JobName, QueueName, type MemoryJob } from '@chronicle/queue';
@@ -33,6 +37,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
 
   constructor(
     private readonly updateMemory: UpdateMemoryUseCase,
+    private readonly indexPassages: IndexStoryPassagesUseCase,
     private readonly controlPlane: ControlPlane,
     private readonly lock: AdventureLock,
     @Inject(WORKER_CONFIG) private readonly config: AppConfig,
@@ -80,7 +85,17 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
         since: new Date().toISOString(),
       });
       try {
+        // The story's passages for recall first: the next turn searches them. A failure
+        // leaves them to the retry, the next pass or the turn's own catch-up.
+        let passagesError: string | null = null;
+        const passagesIndexed = await this.indexPassages
+          .execute({ adventureId, jobId, attempt })
+          .catch((error: Error) => {
+            passagesError = `passages: ${error.message}`;
+            return 0;
+          });
         const outcome = await this.updateMemory.execute({ adventureId, jobId, attempt });
+        if (passagesError) outcome.errors.push(passagesError);
         const { memoriesWritten, summaryWritten, embedded, errors } = outcome;
         if (errors.length > 0) {
           // Whatever was written stays written; the retry redoes only what failed (the
@@ -93,6 +108,7 @@ export class MemoryProcessor extends WorkerHost implements OnApplicationBootstra
           memoriesWritten,
           summaryWritten,
           embedded,
+          passagesIndexed,
         });
         return outcome;
       } finally {

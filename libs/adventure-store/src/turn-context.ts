@@ -22,6 +22,7 @@ import {
   type BuiltContext,
   type ContextHead,
   type ReadOlder,
+  type RecalledPassages,
   type RetrievedMemories,
   type StoryCard as ContextStoryCard,
   type TimedLoreFiring,
@@ -45,6 +46,8 @@ export interface TurnContextOptions {
   narratorPrompt?: string;
   /** The memory bank's retrieval, or null when the bank is off. */
   memories?: RetrievedMemories | null;
+  /** Recall's candidates (libs/memory-store's StoryRecallService), or null when the bank is off. */
+  passages?: RecalledPassages | null;
 }
 
 /** Everything but the story window, from the projection at the head. */
@@ -81,7 +84,14 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     scriptMemory: scriptMemoryAtHead(state),
     totalActions: storyActionCount(state),
     storyTokens: storyTokens(state),
-    memories: options.memories ?? null,
+    // The memories as the report shows them: a retrieval result's cost and passages are not.
+    memories: options.memories
+      ? {
+          used: options.memories.used,
+          ...(options.memories.error !== undefined && { error: options.memories.error }),
+        }
+      : null,
+    ...(options.passages && { passages: options.passages }),
     excludeActionId: excludedActionId(state),
     // The turn in flight seeds the lore's random macros; its id is in the log, so a rebuild of
     // the turn draws the same.
@@ -299,6 +309,11 @@ export interface ContextManifest {
   /** `sources`: the story actions each memory was written from (absent before they were recorded). */
   memories: { id: string; similarity: number; pinned: boolean; sources?: string[] }[] | null;
   memoryError: string | null;
+  /**
+   * The recalled passages the prompt carried, in prompt order, with their scores (absent when
+   * the bank was off): a rebuild reads their texts back from the log.
+   */
+  passages?: NonNullable<BuiltContext['report']['passages']>;
   history: BuiltContext['report']['history'];
   /** The history mode, its fill and the cached share the next request can expect. */
   cache: BuiltContext['report']['cache'];
@@ -329,6 +344,7 @@ export function contextManifest(built: BuiltContext): ContextManifest {
         }))
       : null,
     memoryError: report.memories?.error ?? null,
+    ...(report.passages && { passages: report.passages }),
     history: report.history,
     cache: report.cache,
     settings: report.settings,

@@ -38,7 +38,10 @@ import type {
   ContextBudget,
   ContextHead,
   ContextInput,
+  PassageReport,
   ReadOlder,
+  RecalledPassage,
+  RecalledPassages,
   ReadOlderSync,
   ReportSection,
   StoryRole,
@@ -63,6 +66,11 @@ export const AUTHORS_NOTE_DEPTH = 3;
 export const CARD_BUDGET_SHARE = 0.4;
 /** Story actions searched for the previous AI turn (its rejections). */
 export const NPC_WINDOW = 6;
+/**
+ * The share of the history's budget recalled passages take when any is recalled: measured
+ * with the recall bench (BENCHMARKS.md, "Recall").
+ */
+export const RECALL_SHARE = 0.5;
 /** History always gets at least this many tokens, however much the fixed sections take. */
 export const MIN_AVAILABLE = 256;
 export const SEPARATOR = '\n\n';
@@ -401,42 +409,14 @@ export function buildContext(input: ContextInput): BuiltContext {
   // straight back as an accepted event. A turn's events record what was true then, which is
   // precisely what a later correction, retcon or invalidation revises. `EMIT_RULE` carries a
   // worked example of the format in the system block and `EMIT_REMINDER` repeats it last.
-  const historyBudget = available - loreTokens;
-  const included: { text: string; tokens: number }[] = [];
-  let spent = 0;
-  let oldestTruncated = false;
-  // `stable`: from the oldest block start whose actions fit, every action to the newest. The
-  // start is a function of the path and the budget alone, so a replay rebuilds it, and it moves
-  // only when the story has grown by a block past the budget.
-  const historyStart = blocks
-    ? stableStart(blocks.costs, blocks.before, blocks.blockTokens, historyBudget)
-    : null;
-  if (historyStart !== null) {
-    for (let i = historyStart; i < window.length; i++) {
-      included.push({ text: window[i].text, tokens: window[i].tokens });
-      spent += window[i].tokens + separatorTokens;
-    }
-  } else {
-    // The seed's window (and `stable`'s when no block start fits): newest first until the
-    // remaining budget is spent.
-    for (let i = window.length - 1; i >= 0; i--) {
-      const action = window[i];
-      const cost = action.tokens + separatorTokens;
-      if (spent + cost > historyBudget) {
-        if (included.length === 0) {
-          // Even the newest action alone is over budget: keep its end rather than send no story.
-          const text = tok.lastTokens(action.text, historyBudget);
-          included.push({ text, tokens: tok.count(text) });
-          spent = included[0].tokens;
-          oldestTruncated = true;
-        }
-        break;
-      }
-      included.push({ text: action.text, tokens: action.tokens });
-      spent += cost;
-    }
-    included.reverse();
-  }
+  const fullBudget = available - loreTokens;
+  const full = chooseHistory(window, blocks, fullBudget, separatorTokens, tok);
+  // Recalled passages take a share of the history's budget, and only when one is recalled
+  // that the history at its full budget would not hold: otherwise the prompt is the
+  // history-only prompt, byte for byte.
+  const recall = recallPassages(input, window, full, fullBudget, separatorTokens, tok);
+  const historyBudget = recall ? fullBudget - recall.budget : fullBudget;
+  const { included, spent, oldestTruncated, historyStart } = recall?.history ?? full;
 
   // ----- Assemble the story text, with the author's note near the end -----
   const joined = (label: string, parts: typeof included): Section => ({
@@ -498,7 +478,7 @@ export function buildContext(input: ContextInput): BuiltContext {
   if (mode !== 'sliding') story.push(...authorsNote);
   // The live sections, ordered from least to most volatile. They go below the history so that
   // the history stays cached, and above the final sections so that those stay last.
-  story.push(prepared.summary, lore, prepared.memories, prepared.state);
+  story.push(prepared.summary, recall?.section ?? null, lore, prepared.memories, prepared.state);
   story.push(section(tok, 'front_memory', prepared.frontMemory));
   // The length hint goes just above the emit reminder, which keeps the last position. The
   // length budget applies to the narration and the reminder to the block that follows it, so
@@ -555,6 +535,7 @@ export function buildContext(input: ContextInput): BuiltContext {
       ...(activated.misses.length > 0 ? { cardsNotFired: activated.misses } : {}),
       ...(activated.timedStarts.length > 0 ? { timedLore: activated.timedStarts } : {}),
       memories: input.memories,
+      ...(input.passages && { passages: passageReport(input.passages, recall) }),
       history: {
         included: included.length,
         // The whole story rather than the window that was read: the report says how many of
@@ -570,6 +551,137 @@ export function buildContext(input: ContextInput): BuiltContext {
         max_output_tokens: settings.maxOutputTokens,
       },
     },
+  };
+}
+
+interface ChosenHistory {
+  included: { id: string; text: string; tokens: number }[];
+  spent: number;
+  oldestTruncated: boolean;
+  historyStart: number | null;
+}
+
+/** The history window's actions for `historyBudget`, oldest first (see buildContext's notes). */
+function chooseHistory(
+  window: readonly WindowAction[],
+  blocks: StableBlocks | null,
+  historyBudget: number,
+  separatorTokens: number,
+  tok: Tokenizer,
+): ChosenHistory {
+  const included: ChosenHistory['included'] = [];
+  let spent = 0;
+  let oldestTruncated = false;
+  // `stable`: from the oldest block start whose actions fit, every action to the newest. The
+  // start is a function of the path and the budget alone, so a replay rebuilds it, and it moves
+  // only when the story has grown by a block past the budget.
+  const historyStart = blocks
+    ? stableStart(blocks.costs, blocks.before, blocks.blockTokens, historyBudget)
+    : null;
+  if (historyStart !== null) {
+    for (let i = historyStart; i < window.length; i++) {
+      included.push({ id: window[i].id, text: window[i].text, tokens: window[i].tokens });
+      spent += window[i].tokens + separatorTokens;
+    }
+  } else {
+    // The seed's window (and `stable`'s when no block start fits): newest first until the
+    // remaining budget is spent.
+    for (let i = window.length - 1; i >= 0; i--) {
+      const action = window[i];
+      const cost = action.tokens + separatorTokens;
+      if (spent + cost > historyBudget) {
+        if (included.length === 0) {
+          // Even the newest action alone is over budget: keep its end rather than send no story.
+          const text = tok.lastTokens(action.text, historyBudget);
+          included.push({ id: action.id, text, tokens: tok.count(text) });
+          spent = included[0].tokens;
+          oldestTruncated = true;
+        }
+        break;
+      }
+      included.push({ id: action.id, text: action.text, tokens: action.tokens });
+      spent += cost;
+    }
+    included.reverse();
+  }
+  return { included, spent, oldestTruncated, historyStart };
+}
+
+/** What the prompt says above the recalled passages. */
+export const RECALL_HEADER = 'Recalled from earlier in the story:';
+
+interface Recall {
+  /** Tokens taken from the history: the passages' share of its budget. */
+  budget: number;
+  history: ChosenHistory;
+  used: RecalledPassage[];
+  inHistory: number;
+  section: Section;
+}
+
+/**
+ * The recalled passages this prompt carries, or null when none is: a passage the history
+ * already holds is left out (the history at its full budget decides whether anything is
+ * recalled at all, the history at its reduced budget which passages are left out), and the rest
+ * go in, best fused first, while their share of the history's budget lasts; they are sent in
+ * story order. The share is a fixed cut of the budget, not what the passages took, so a
+ * `stable` history keeps its start from turn to turn.
+ */
+function recallPassages(
+  input: ContextInput,
+  window: readonly WindowAction[],
+  full: ChosenHistory,
+  fullBudget: number,
+  separatorTokens: number,
+  tok: Tokenizer,
+): Recall | null {
+  const candidates = input.passages?.candidates ?? [];
+  if (candidates.length === 0) return null;
+  const inFull = new Set(full.included.map((action) => action.id));
+  if (candidates.every((passage) => inFull.has(passage.actionId))) return null;
+  const budget = Math.floor(fullBudget * (input.settings.recallShare ?? RECALL_SHARE));
+  const blocks = stableBlocks(input, window, separatorTokens);
+  const history = chooseHistory(window, blocks, fullBudget - budget, separatorTokens, tok);
+  const inHistory = new Set(history.included.map((action) => action.id));
+  const used: RecalledPassage[] = [];
+  let spent = tok.countCached(RECALL_HEADER);
+  let skipped = 0;
+  for (const passage of candidates) {
+    if (inHistory.has(passage.actionId)) {
+      skipped++;
+      continue;
+    }
+    const cost = passage.tokens + separatorTokens;
+    if (spent + cost > budget) continue; // a shorter one further down may still fit
+    used.push(passage);
+    spent += cost;
+  }
+  if (used.length === 0) return null;
+  used.sort((a, b) => a.position - b.position);
+  const parts = [
+    { text: RECALL_HEADER, tokens: tok.countCached(RECALL_HEADER) },
+    ...used.map(({ text, tokens }) => ({ text, tokens })),
+  ];
+  return {
+    budget,
+    history,
+    used,
+    inHistory: skipped,
+    section: {
+      label: 'recalled_passages',
+      text: parts.map((part) => part.text).join(SEPARATOR),
+      tokens: joinedTokens(tok, parts, SEPARATOR),
+    },
+  };
+}
+
+function passageReport(passages: RecalledPassages, recall: Recall | null): PassageReport {
+  return {
+    used: (recall?.used ?? []).map(({ text: _text, ...cited }) => cited),
+    inHistory: recall?.inHistory ?? passages.candidates.length,
+    budget: recall?.budget ?? 0,
+    tokens: recall?.section.tokens ?? 0,
+    ...(passages.error !== undefined && { error: passages.error }),
   };
 }
 

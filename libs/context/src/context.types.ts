@@ -46,6 +46,11 @@ export interface ContextSettings {
    * an adventure setting: the benchmark sweeps it to show why the default was chosen.
    */
   historyBlockShare?: number;
+  /**
+   * The share of the history's budget recalled passages take when any is recalled (default
+   * `RECALL_SHARE`). Not an adventure setting: the recall bench sweeps it.
+   */
+  recallShare?: number;
 }
 
 export interface Persona {
@@ -221,6 +226,44 @@ export interface RetrievedMemories {
   error?: string;
 }
 
+/**
+ * A passage of the story recalled for this turn (libs/memory-store's StoryRecallService): the
+ * story's own text, cited by its action, with the scores that chose it.
+ */
+export interface RecalledPassage {
+  actionId: string;
+  type: ActionType;
+  /** As the history shows it (state fences defused). */
+  text: string;
+  /** `text`'s cached token count, as the history's actions carry theirs. */
+  tokens: number;
+  /** Its depth on the path: recalled passages go into the prompt in story order. */
+  position: number;
+  /** 1-based rank in the full-text ranking, null when it did not rank there. */
+  lexicalRank: number | null;
+  /** 1-based rank in the embedding ranking, null when it did not rank there. */
+  vectorRank: number | null;
+  /** Reciprocal rank fusion of the two. */
+  fused: number;
+}
+
+/** Recall's candidates, best first; the builder keeps those its history does not hold. */
+export interface RecalledPassages {
+  candidates: RecalledPassage[];
+  error?: string;
+}
+
+/** What the report says of recall: the passages sent, in prompt order, and their budget. */
+export interface PassageReport {
+  used: Omit<RecalledPassage, 'text'>[];
+  /** Candidates left out because the history already holds them. */
+  inHistory: number;
+  /** Tokens the passages may take (their share of the history's budget) and took. */
+  budget: number;
+  tokens: number;
+  error?: string;
+}
+
 /** Everything the context needs from the adventure at its head, except the story window. */
 export interface ContextHead {
   settings: ContextSettings;
@@ -247,6 +290,8 @@ export interface ContextHead {
   storyTokens?: number;
   /** null when the memory bank is off. */
   memories: RetrievedMemories | null;
+  /** Recall's candidates; absent or null when the memory bank is off. */
+  passages?: RecalledPassages | null;
   /** The take being retried: absent from history, card triggers and the rejection lookup. */
   excludeActionId?: string | null;
   /**
@@ -328,6 +373,8 @@ export interface ContextReport {
    */
   timedLore?: string[];
   memories: RetrievedMemories | null;
+  /** Only when the head carried recall's candidates (the memory bank is on). */
+  passages?: PassageReport;
   history: { included: number; total: number; oldest_truncated: boolean };
   cache: CacheReport;
   settings: {

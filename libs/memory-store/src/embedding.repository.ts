@@ -8,12 +8,13 @@ export function textHash(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-function toBytes(vector: ArrayLike<number>): Buffer {
+/** float32 little-endian bytes, as the vector columns store them. */
+export function toVectorBytes(vector: ArrayLike<number>): Buffer {
   const floats = Float32Array.from(vector as ArrayLike<number>);
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
 }
 
-function fromBytes(bytes: Buffer): Float32Array {
+export function fromVectorBytes(bytes: Buffer): Float32Array {
   // Copied out: the driver's buffer may share a pool and need not be 4-byte aligned.
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
@@ -32,7 +33,7 @@ export class EmbeddingRepository {
       SELECT text_hash, vector FROM memory_embeddings
       WHERE model = ${model} AND text_hash = ANY(${[...new Set(hashes)]}::text[])
     `.execute(this.db);
-    for (const row of result.rows) found.set(row.text_hash, fromBytes(row.vector));
+    for (const row of result.rows) found.set(row.text_hash, fromVectorBytes(row.vector));
     return found;
   }
 
@@ -41,7 +42,7 @@ export class EmbeddingRepository {
     for (const row of rows) {
       await sql`
         INSERT INTO memory_embeddings (model, text_hash, dimensions, vector)
-        VALUES (${model}, ${row.hash}, ${row.vector.length}, ${toBytes(row.vector)})
+        VALUES (${model}, ${row.hash}, ${row.vector.length}, ${toVectorBytes(row.vector)})
         ON CONFLICT (model, text_hash) DO NOTHING
       `.execute(this.db);
     }

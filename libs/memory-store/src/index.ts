@@ -4,3 +4,7 @@ export * from './memory-retrieval.service';
 export * from './update-memory.use-case';
 export * from './model-usage';
 export * from './memory-store.module';
+export * from './story-passage.repository';
+export * from './passage-vector.cache';
+export * from './story-recall.service';
+export * from './index-story-passages.use-case';

@@ -21,15 +21,23 @@ import {
   type RankedMemory,
   type RecallQuery,
 } from '@chronicle/memory';
+import type { RecalledPassage, RecalledPassages } from '@chronicle/context';
 import { textHash } from './embedding.repository';
+import { sumUsage } from './model-usage';
+import { TURN_CATCH_UP_LIMIT, type StoryRecallService } from './story-recall.service';
 import type { VectorCache } from './vector.cache';
 
 export interface RetrievalResult {
   /** Each with the story actions it was written from (see `UsedMemory.sources`). */
   used: (RankedMemory & { sources: string[] })[];
   error?: string;
-  /** What the query's embedding cost; the turn records it beside its narration. */
+  /**
+   * What the query's embedding and the passage index's catch-up cost; the turn records it
+   * beside its narration.
+   */
   usage?: ModelCallUsage;
+  /** Recall's candidates (see StoryRecallService.search), with any failure as their error. */
+  passages?: RecalledPassages;
 }
 
 export class MemoryRetrievalService {
@@ -37,6 +45,8 @@ export class MemoryRetrievalService {
     private readonly adventures: AdventureCommandHandler,
     private readonly embedder: Embedder,
     private readonly cache: VectorCache,
+    /** Verbatim recall of the story; absent, the result carries no passages. */
+    private readonly recall?: StoryRecallService,
   ) {}
 
   /**
@@ -74,20 +84,35 @@ export class MemoryRetrievalService {
     };
   }
 
-  /** null when the bank is off. `texts` as for `query`. */
+  /**
+   * The memories and the recalled passages a turn's prompt may use; null when the bank is off.
+   * `texts` as for `query`. The passage index is caught up first (at most TURN_CATCH_UP_LIMIT
+   * passages) from `stored`, the projection of the log (a dry run's `state` holds an action no
+   * event does, which is never indexed), beside the query's embedding; what both cost is the
+   * result's `usage`, paid for with the turn.
+   */
   async retrieve(
     state: AdventureState,
     texts: ActionTextReader = this.adventures,
+    stored: AdventureState = state,
   ): Promise<RetrievalResult | null> {
     if (!state.settings.memoryBankEnabled || state.id === null) return null;
+    const adventureId = state.id;
     const candidates = activeMemories(state);
-    if (candidates.length === 0) return { used: [] };
     const sourcesOf = new Map(candidates.map((memory) => [memory.id, memory.sourceActionIds]));
     const cited = (used: RankedMemory[]) =>
       used.map((memory) => ({ ...memory, sources: sourcesOf.get(memory.id) ?? [] }));
-    const adventureId = state.id;
     const hashes = candidates.map((memory) => textHash(memory.text));
-    const { matrix, rowOf } = await this.cache.matrix(adventureId, this.embedder.model, hashes);
+    const catchingUp = this.recall
+      ?.catchUp(stored, TURN_CATCH_UP_LIMIT)
+      .then((result) => ({ result, error: null }))
+      .catch((error: Error) => ({ result: null, error }));
+    const [{ matrix, rowOf }, embedded] = await Promise.all([
+      this.cache.matrix(adventureId, this.embedder.model, hashes),
+      this.query(state, texts)
+        .then(async (query) => ({ query, ...(await this.embedQuery(query)), error: null }))
+        .catch((error: Error) => ({ query: null, vector: null, usage: null, error })),
+    ]);
     const ranked = candidates.map((memory, index) => ({
       id: memory.id,
       text: memory.text,
@@ -95,15 +120,50 @@ export class MemoryRetrievalService {
       row: rowOf.get(hashes[index]) ?? null,
     }));
     const topK = state.settings.memoryTopK;
-    try {
-      const { vector, usage } = await this.embedQuery(await this.query(state, texts));
-      return { used: cited(rankByMatrix(ranked, matrix, vector, topK)), usage };
-    } catch (error) {
+    const caught = await catchingUp;
+    const usage = sumUsage([embedded.usage, caught?.result?.usage ?? null].filter(isUsage));
+    const passages = await this.passages(state, texts, embedded, caught?.error ?? null);
+    if (embedded.error) {
       const pinned = ranked.filter((memory) => memory.pinned);
       return {
         used: cited(rankByMatrix(pinned, matrix, new Float32Array(0), topK)),
-        error: `memory retrieval failed: ${(error as Error).message}`,
+        error: `memory retrieval failed: ${embedded.error.message}`,
+        ...(usage && { usage }),
+        ...(passages && { passages }),
       };
     }
+    return {
+      used:
+        candidates.length === 0 ? [] : cited(rankByMatrix(ranked, matrix, embedded.vector!, topK)),
+      ...(usage && { usage }),
+      ...(passages && { passages }),
+    };
   }
+
+  /** Recall's candidates; a failure is reported beside the candidates found without it. */
+  private async passages(
+    state: AdventureState,
+    texts: ActionTextReader,
+    embedded: { query: RecallQuery | null; vector: Float32Array | null; error: Error | null },
+    catchUpError: Error | null,
+  ): Promise<RecalledPassages | undefined> {
+    if (!this.recall) return undefined;
+    const errors: string[] = [];
+    if (catchUpError) errors.push(`passage index catch-up failed: ${catchUpError.message}`);
+    if (embedded.error) errors.push('passages ranked by words only: the query was not embedded');
+    let candidates: RecalledPassage[] = [];
+    // Without the query there is nothing to search with (its texts could not be read).
+    if (embedded.query) {
+      try {
+        candidates = await this.recall.search(state, embedded.query.focus, embedded.vector, texts);
+      } catch (error) {
+        errors.push(`passage recall failed: ${(error as Error).message}`);
+      }
+    }
+    return { candidates, ...(errors.length > 0 && { error: errors.join('; ') }) };
+  }
+}
+
+function isUsage(usage: ModelCallUsage | null): usage is ModelCallUsage {
+  return usage !== null && usage.promptTokens + usage.completionTokens > 0;
 }

@@ -14,6 +14,10 @@ import { EmbeddingRepository } from './embedding.repository';
 import { MemoryRetrievalService } from './memory-retrieval.service';
 import { UpdateMemoryUseCase } from './update-memory.use-case';
 import { VectorCache } from './vector.cache';
+import { PassageVectorCache } from './passage-vector.cache';
+import { StoryPassageRepository } from './story-passage.repository';
+import { StoryRecallService } from './story-recall.service';
+import { IndexStoryPassagesUseCase } from './index-story-passages.use-case';
 
 export const MEMORY_MODEL_CLIENT = Symbol('MEMORY_MODEL_CLIENT');
 export const MEMORY_EMBEDDER = Symbol('MEMORY_EMBEDDER');
@@ -38,12 +42,14 @@ export interface MemoryStoreOptions {
 
 /**
  * The memory bank's infrastructure: the embeddings table, the vector cache, retrieval (for the
- * context worker) and the memory job's use case (for the memory worker). Needs the
+ * context worker), the story passages' index and recall, and the memory job's use case (for the
+ * memory worker). Needs the
  * EventStoreModule and the AdventureStoreModule.
  */
 @Global()
 @Module({})
 export class MemoryStoreModule {
+  // eslint-disable-next-line max-lines-per-function -- a flat list of providers, one factory per class; split, the wiring would be read in two places
   static forRoot(options: MemoryStoreOptions): DynamicModule {
     return {
       module: MemoryStoreModule,
@@ -75,13 +81,52 @@ export class MemoryStoreModule {
           inject: [EmbeddingRepository],
         },
         {
+          provide: StoryPassageRepository,
+          useFactory: (db: Kysely<Database>) => new StoryPassageRepository(db),
+          inject: [EVENT_STORE_DB],
+        },
+        {
+          provide: StoryRecallService,
+          useFactory: (
+            passages: StoryPassageRepository,
+            adventures: AdventureCommandHandler,
+            embedder: Embedder,
+          ) =>
+            new StoryRecallService(
+              passages,
+              adventures,
+              embedder,
+              new PassageVectorCache(passages),
+            ),
+          inject: [StoryPassageRepository, AdventureCommandHandler, MEMORY_EMBEDDER],
+        },
+        {
+          provide: IndexStoryPassagesUseCase,
+          useFactory: (
+            adventures: AdventureCommandHandler,
+            recall: StoryRecallService,
+            budget: DailyTokenBudget | undefined,
+          ) =>
+            new IndexStoryPassagesUseCase(
+              adventures,
+              recall,
+              budget && ((ownerId, usage) => budget.recordSpend(ownerId, usage, new Date())),
+            ),
+          inject: [
+            AdventureCommandHandler,
+            StoryRecallService,
+            { token: DailyTokenBudget, optional: true },
+          ],
+        },
+        {
           provide: MemoryRetrievalService,
           useFactory: (
             adventures: AdventureCommandHandler,
             embedder: Embedder,
             cache: VectorCache,
-          ) => new MemoryRetrievalService(adventures, embedder, cache),
-          inject: [AdventureCommandHandler, MEMORY_EMBEDDER, VectorCache],
+            recall: StoryRecallService,
+          ) => new MemoryRetrievalService(adventures, embedder, cache, recall),
+          inject: [AdventureCommandHandler, MEMORY_EMBEDDER, VectorCache, StoryRecallService],
         },
         {
           provide: UpdateMemoryUseCase,
@@ -108,7 +153,15 @@ export class MemoryStoreModule {
           ],
         },
       ],
-      exports: [MemoryRetrievalService, UpdateMemoryUseCase, EmbeddingRepository, MEMORY_EMBEDDER],
+      exports: [
+        MemoryRetrievalService,
+        UpdateMemoryUseCase,
+        EmbeddingRepository,
+        StoryPassageRepository,
+        StoryRecallService,
+        IndexStoryPassagesUseCase,
+        MEMORY_EMBEDDER,
+      ],
     };
   }
 }

@@ -5,3 +5,4 @@ export * from './memory.plan';
 export * from './memory.ranking';
 export * from './memory-work.decider';
 export * from './recall.query';
+export * from './passage.fusion';

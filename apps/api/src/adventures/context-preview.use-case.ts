@@ -4,7 +4,9 @@ import { DailyTokenBudget } from '@chronicle/accounts';
 import {
   findMemory,
   NotFoundError,
+  storyPath,
   type AdventureState,
+  type PathEntry,
   type ModelCallUsage,
 } from '@chronicle/adventure';
 import {
@@ -15,7 +17,8 @@ import {
   type ContextManifest,
   type HypotheticalInput,
 } from '@chronicle/adventure-store';
-import type { RetrievedMemories } from '@chronicle/context';
+import type { RecalledPassages, RetrievedMemories } from '@chronicle/context';
+import { defuseStateFences } from '@chronicle/narrative';
 import { MemoryRetrievalService } from '@chronicle/memory-store';
 import type { AppConfig } from '@chronicle/platform';
 import { APP_CONFIG } from '../app-config.token';
@@ -44,11 +47,13 @@ export class ContextPreviewUseCase {
       ? hypotheticalTurn(this.adventures, head, action)
       : { state: head, texts: this.adventures };
     // The same retrieval as a turn's; only a real turn records which memories it used.
-    const memories = await this.memories.retrieve(state, texts);
+    // The passage index is caught up from the log's projection, never the supposed action.
+    const memories = await this.memories.retrieve(state, texts, head);
     if (memories?.usage) await this.recordUsage(head, memories.usage);
     const built = await buildTurnContext(texts, state, {
       defaultModel: this.config.modelName,
       memories,
+      passages: memories?.passages ?? null,
     });
     return {
       version: head.version,
@@ -84,6 +89,7 @@ export class ContextPreviewUseCase {
       const built = await buildTurnContext(this.adventures, state, {
         defaultModel: manifest.settings?.model ?? this.config.modelName,
         memories: usedMemories(state, manifest),
+        passages: await usedPassages(this.adventures, state, manifest),
       });
       if (
         sha256(built.system) === manifest.sha256?.system &&
@@ -126,6 +132,27 @@ function usedMemories(state: AdventureState, manifest: ContextManifest): Retriev
       text: findMemory(state, used.id)?.text ?? '',
     })),
     ...(manifest.memoryError ? { error: manifest.memoryError } : {}),
+  };
+}
+
+/**
+ * The passages a turn recalled, with their texts read back from the log at the versions the
+ * path reads (the story's own text, as the turn sent it), in the order the prompt had them.
+ */
+async function usedPassages(
+  adventures: AdventureCommandHandler,
+  state: AdventureState,
+  manifest: ContextManifest,
+): Promise<RecalledPassages | null> {
+  if (!manifest.passages) return null;
+  const used = manifest.passages.used;
+  const byId = new Map(storyPath(state).map((entry) => [entry.id, entry]));
+  const entries = used.map((passage) => byId.get(passage.actionId));
+  if (entries.some((entry) => entry === undefined)) return { candidates: [] };
+  const texts = await adventures.readActionTexts(state.id ?? '', entries as PathEntry[]);
+  return {
+    candidates: used.map((passage, i) => ({ ...passage, text: defuseStateFences(texts[i]) })),
+    ...(manifest.passages.error !== undefined && { error: manifest.passages.error }),
   };
 }
 

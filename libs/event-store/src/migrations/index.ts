@@ -15,6 +15,7 @@ import * as appendToStreamOneStatement from './20251201090000-append-to-stream-o
 import * as createTurnsInFlight from './20261201110000-create-turns-in-flight';
 import * as eventsKeyedByStream from './20261201140000-events-keyed-by-stream';
 import * as readModelsWithTheEvents from './20261205210000-read-models-with-the-events';
+import * as createStoryPassages from './20261205220000-create-story-passages';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '20261201110000-create-turns-in-flight': createTurnsInFlight,
   '20261201140000-events-keyed-by-stream': eventsKeyedByStream,
   '20261205210000-read-models-with-the-events': readModelsWithTheEvents,
+  '20261205220000-create-story-passages': createStoryPassages,
 };

@@ -1,0 +1,122 @@
+// The story_passages table (see its migration): every node of every story tree with its
+// full-text vector and its embedding, derived from the log. The only code that writes or
+// queries it. Raw SQL: the table is not in the event store's Database type.
+import type { Database } from '@chronicle/event-store';
+import { sql, type Kysely } from 'kysely';
+import { fromVectorBytes, toVectorBytes } from './embedding.repository';
+
+/** The text search configuration of `tsv` (stems, English stop words dropped). */
+export const PASSAGE_TEXT_CONFIG = 'english';
+
+export interface PassageRow {
+  actionId: string;
+  textVersion: number;
+  type: string;
+  /** The text as the prompt shows it (defused). */
+  text: string;
+  vector: ArrayLike<number>;
+}
+
+export interface LexicalHit {
+  actionId: string;
+  textVersion: number;
+  /** ts_rank_cd of the passage for the query. */
+  score: number;
+}
+
+export interface StoredVector {
+  seq: number;
+  actionId: string;
+  textVersion: number;
+  vector: Float32Array;
+}
+
+export class StoryPassageRepository {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /**
+   * Stores passages; a node already stored at the same or a newer text version (another
+   * worker's write, a replay) is kept as it is. A new text version takes a new `seq`, so the
+   * vector caches see it.
+   */
+  async save(adventureId: string, model: string, rows: readonly PassageRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    await sql`
+      INSERT INTO story_passages (adventure_id, action_id, text_version, node_type, tsv, model, vector)
+      SELECT ${adventureId}, u.action_id, u.text_version, u.node_type,
+             to_tsvector(${PASSAGE_TEXT_CONFIG}::regconfig, u.text), ${model}, u.vector
+      FROM unnest(
+        ${rows.map((row) => row.actionId)}::text[],
+        ${rows.map((row) => row.textVersion)}::integer[],
+        ${rows.map((row) => row.type)}::text[],
+        ${rows.map((row) => row.text)}::text[],
+        ${rows.map((row) => toVectorBytes(row.vector))}::bytea[]
+      ) AS u(action_id, text_version, node_type, text, vector)
+      ON CONFLICT (adventure_id, action_id) DO UPDATE
+        SET text_version = EXCLUDED.text_version, node_type = EXCLUDED.node_type,
+            tsv = EXCLUDED.tsv, model = EXCLUDED.model, vector = EXCLUDED.vector,
+            seq = nextval('story_passages_seq')
+        WHERE story_passages.text_version < EXCLUDED.text_version
+    `.execute(this.db);
+  }
+
+  /**
+   * The passages of the adventure matching any word of `query` (a to_tsquery text of ORed
+   * words: libs/memory's lexicalQuery), best first by ts_rank_cd, at most `limit`. Every node
+   * of the tree is searched; the caller keeps those on the path.
+   */
+  async searchWords(adventureId: string, query: string, limit: number): Promise<LexicalHit[]> {
+    if (query === '') return [];
+    const result = await sql<{ action_id: string; text_version: number; score: number }>`
+      SELECT action_id, text_version, ts_rank_cd(tsv, q) AS score
+      FROM story_passages, to_tsquery(${PASSAGE_TEXT_CONFIG}::regconfig, ${query}) AS q
+      WHERE tsv @@ q AND adventure_id = ${adventureId}
+      ORDER BY score DESC, action_id
+      LIMIT ${limit}
+    `.execute(this.db);
+    return result.rows.map((row) => ({
+      actionId: row.action_id,
+      textVersion: row.text_version,
+      score: Number(row.score),
+    }));
+  }
+
+  /** The vectors of `model` written after `afterSeq`, in writing order. */
+  async vectorsSince(
+    adventureId: string,
+    model: string,
+    afterSeq: number,
+  ): Promise<StoredVector[]> {
+    const result = await sql<{
+      seq: string;
+      action_id: string;
+      text_version: number;
+      vector: Buffer;
+    }>`
+      SELECT seq, action_id, text_version, vector FROM story_passages
+      WHERE adventure_id = ${adventureId} AND seq > ${afterSeq} AND model = ${model}
+      ORDER BY seq
+    `.execute(this.db);
+    return result.rows.map((row) => ({
+      seq: Number(row.seq),
+      actionId: row.action_id,
+      textVersion: row.text_version,
+      vector: fromVectorBytes(row.vector),
+    }));
+  }
+
+  /** The newest text version stored for the adventure (0 when none): how far it is indexed. */
+  async indexedVersion(adventureId: string): Promise<number> {
+    const result = await sql<{ version: number | null }>`
+      SELECT max(text_version) AS version FROM story_passages WHERE adventure_id = ${adventureId}
+    `.execute(this.db);
+    return result.rows[0]?.version ?? 0;
+  }
+
+  async count(adventureId: string): Promise<number> {
+    const result = await sql<{ n: string }>`
+      SELECT count(*) AS n FROM story_passages WHERE adventure_id = ${adventureId}
+    `.execute(this.db);
+    return Number(result.rows[0].n);
+  }
+}

@@ -1,0 +1,160 @@
+// Verbatim recall of the story: keeps the story_passages projection caught up with an
+// adventure's tree, and finds the passages of the current path a turn's action is about, by
+// words (Postgres full text) and by meaning (the embeddings, in process), fused by reciprocal
+// rank. Pure parts (the query's words, the path filter, the fusion) are libs/memory's.
+import {
+  storyPath,
+  type AdventureState,
+  type ModelCallUsage,
+  type PathEntry,
+} from '@chronicle/adventure';
+import type { ActionTextReader } from '@chronicle/adventure-store';
+import type { RecalledPassage } from '@chronicle/context';
+import type { Embedder } from '@chronicle/llm';
+import {
+  MAX_EMBED_BATCH,
+  RANKING_DEPTH,
+  RECALL_CANDIDATES,
+  fuseRankings,
+  lexicalQuery,
+  onPath,
+  passagesToIndex,
+  pathIndex,
+  topKByCosine,
+} from '@chronicle/memory';
+import { defuseStateFences } from '@chronicle/narrative';
+import { LruCache } from '@chronicle/platform';
+import { sumUsage } from './model-usage';
+import type { PassageVectorCache } from './passage-vector.cache';
+import type { StoryPassageRepository } from './story-passage.repository';
+
+/**
+ * The most passages a turn indexes before its prompt is built. The memory worker indexes the
+ * rest after each narration, so a turn finds at most the last turn's two; only an adventure
+ * from before the index existed (or whose memory passes fell far behind) has more, and its
+ * turn is not held up for all of them.
+ */
+export const TURN_CATCH_UP_LIMIT = 256;
+/** Lexical hits read per query: the path filter drops those of other branches. */
+const LEXICAL_READ = RANKING_DEPTH * 2;
+/** Adventures whose indexed version this process remembers. */
+const CURSOR_CACHE = 1024;
+
+export interface CatchUpResult {
+  indexed: number;
+  /** What embedding the new passages cost; null when nothing was embedded or it was free. */
+  usage: ModelCallUsage | null;
+}
+
+export class StoryRecallService {
+  /** How far each adventure is indexed, as far as this process knows (a floor: others write too). */
+  private readonly indexedVersions = new LruCache<string, number>({ capacity: CURSOR_CACHE });
+
+  constructor(
+    private readonly passages: StoryPassageRepository,
+    private readonly texts: ActionTextReader,
+    private readonly embedder: Embedder,
+    private readonly vectors: PassageVectorCache,
+  ) {}
+
+  /**
+   * Indexes every node of the tree whose current text is not indexed yet, oldest first, at most
+   * `limit` (a turn's bound; the memory worker passes none). Idempotent: a passage stored by
+   * another process is kept.
+   */
+  async catchUp(state: AdventureState, limit = Infinity): Promise<CatchUpResult> {
+    const adventureId = state.id;
+    if (adventureId === null) return { indexed: 0, usage: null };
+    let known = this.indexedVersions.get(adventureId);
+    if (known !== undefined && known >= state.version) return { indexed: 0, usage: null };
+    if (known === undefined) known = await this.passages.indexedVersion(adventureId);
+    const pending = passagesToIndex(state, known).slice(0, limit);
+    const usages: ModelCallUsage[] = [];
+    for (let start = 0; start < pending.length; start += MAX_EMBED_BATCH) {
+      const batch = pending.slice(start, start + MAX_EMBED_BATCH);
+      const texts = (
+        await this.texts.readActionTexts(
+          adventureId,
+          batch.map(({ actionId, textVersion }) => ({ id: actionId, textVersion })),
+        )
+      ).map(defuseStateFences);
+      const embedded = await this.embedder.embed(texts);
+      const { promptTokens, completionTokens } = embedded.usage;
+      if (promptTokens + completionTokens > 0)
+        usages.push({ model: embedded.model, ...embedded.usage });
+      await this.passages.save(
+        adventureId,
+        this.embedder.model,
+        batch.map((passage, i) => ({
+          actionId: passage.actionId,
+          textVersion: passage.textVersion,
+          type: passage.type,
+          text: texts[i],
+          vector: embedded.vectors[i],
+        })),
+      );
+      known = Math.max(known, batch[batch.length - 1].textVersion);
+    }
+    // Everything up to the head is in when nothing was left for later.
+    const done = pending.length < limit || limit === Infinity;
+    this.indexedVersions.set(adventureId, done ? Math.max(known, state.version) : known);
+    return { indexed: pending.length, usage: sumUsage(usages) };
+  }
+
+  /**
+   * The passages of the current path that `focus` (the action and its entities) is about, best
+   * fused first, at most RECALL_CANDIDATES, with their texts: ranked by ts_rank_cd over the
+   * focus's words and by cosine to `vector` (null: by words only). Nodes off the path (undone,
+   * another branch, the take being retried, an old text version) never come back.
+   */
+  async search(
+    state: AdventureState,
+    focus: string,
+    vector: Float32Array | null,
+    /** Reads the passages' texts (a dry run's reader knows the action it supposes). */
+    texts: ActionTextReader = this.texts,
+  ): Promise<RecalledPassage[]> {
+    const adventureId = state.id;
+    if (adventureId === null) return [];
+    const path = pathIndex(state);
+    const [hits, cached] = await Promise.all([
+      this.passages.searchWords(adventureId, lexicalQuery(focus), LEXICAL_READ),
+      vector ? this.vectors.vectors(adventureId, this.embedder.model) : null,
+    ]);
+    const lexical = hits
+      .filter((hit) => onPath(hit, path))
+      .slice(0, RANKING_DEPTH)
+      .map((hit) => hit.actionId);
+    const semantic =
+      cached && vector
+        ? topKByCosine(
+            cached.matrix,
+            vector,
+            RANKING_DEPTH,
+            (row) => path.get(cached.actionIds[row]) !== cached.textVersions[row],
+          ).map(([row]) => cached.actionIds[row])
+        : [];
+    const fused = fuseRankings(lexical, semantic).slice(0, RECALL_CANDIDATES);
+    if (fused.length === 0) return [];
+    const wanted = new Set(fused.map((passage) => passage.actionId));
+    const entries = new Map<string, { entry: PathEntry; position: number }>();
+    storyPath(state).forEach((entry, position) => {
+      if (wanted.has(entry.id)) entries.set(entry.id, { entry, position });
+    });
+    const found = fused.filter((passage) => entries.has(passage.actionId));
+    const read = await texts.readActionTexts(
+      adventureId,
+      found.map((passage) => entries.get(passage.actionId)!.entry),
+    );
+    return found.map((passage, i) => {
+      const { entry, position } = entries.get(passage.actionId)!;
+      return {
+        ...passage,
+        type: entry.type,
+        text: defuseStateFences(read[i]),
+        tokens: entry.tokens,
+        position,
+      };
+    });
+  }
+}

@@ -1,0 +1,132 @@
+// Verbatim recall's pure half: the words a passage search looks for, the current path as the
+// only filter that decides which passages a turn may use, and reciprocal rank fusion of the
+// lexical and the semantic rankings. The queries themselves are libs/memory-store's.
+import { storyPath, type AdventureState, type NodeType } from '@chronicle/adventure';
+
+/** Reciprocal rank fusion's constant (Cormack et al.: 60 works across collections). */
+export const RRF_K = 60;
+/** The most distinct words a lexical query ORs (a long action is cut, not slowed). */
+export const MAX_QUERY_TERMS = 32;
+/** How many hits each ranking contributes before fusion. */
+export const RANKING_DEPTH = 50;
+/** How many fused passages a turn hands the prompt builder (it drops those in its history). */
+export const RECALL_CANDIDATES = 40;
+
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/**
+ * The query's words ORed, as to_tsquery reads them: letters and digits only (so nothing in a
+ * player's text is tsquery syntax), lower-cased, each once, at most MAX_QUERY_TERMS. '' when the
+ * text has no word. OR, not AND: a question shares some words with the passage answering it,
+ * rarely all.
+ */
+export function lexicalQuery(text: string): string {
+  const terms = new Set<string>();
+  for (const match of text.toLowerCase().matchAll(WORD)) {
+    terms.add(match[0]);
+    if (terms.size === MAX_QUERY_TERMS) break;
+  }
+  return [...terms].join(' | ');
+}
+
+/** A stored passage: a node of the story tree at one text version. */
+export interface PassageRef {
+  actionId: string;
+  textVersion: number;
+}
+
+/**
+ * Whether a passage belongs to the story at the head: its node is on the current path (not
+ * undone, not on another branch, not erased, not the take being retried) at the text version
+ * the path reads. `path` maps each such node to its text version (see the store's pathIndex).
+ */
+export function onPath(passage: PassageRef, path: ReadonlyMap<string, number>): boolean {
+  return path.get(passage.actionId) === passage.textVersion;
+}
+
+// One map per projection: a state handed out is never changed in place, so a turn that reads the
+// path twice (recall, then its rebuild check) builds it once.
+const pathIndexes = new WeakMap<AdventureState, Map<string, number>>();
+
+/**
+ * The story at the head as `onPath` reads it: each node on the path (the take being retried and
+ * erased nodes left out, as `storyPath` leaves them) to its text version.
+ */
+export function pathIndex(state: AdventureState): ReadonlyMap<string, number> {
+  let index = pathIndexes.get(state);
+  if (!index) {
+    index = new Map(storyPath(state).map((entry) => [entry.id, entry.textVersion]));
+    pathIndexes.set(state, index);
+  }
+  return index;
+}
+
+/** A node of the story tree whose current text the passage index does not hold yet. */
+export interface PendingPassage extends PassageRef {
+  type: NodeType;
+}
+
+/**
+ * Every node of the story tree, on the path or not (a branch switch or a redo brings it back),
+ * whose current text is newer than `indexedVersion`, oldest text first. Erased nodes are left
+ * out: what the player erased is not made searchable.
+ */
+export function passagesToIndex(state: AdventureState, indexedVersion: number): PendingPassage[] {
+  const pending: PendingPassage[] = [];
+  for (const bucket of state.nodes) {
+    for (const id in bucket) {
+      const node = bucket[id];
+      if (node.textVersion > indexedVersion && !node.erased) {
+        pending.push({ actionId: node.id, textVersion: node.textVersion, type: node.type });
+      }
+    }
+  }
+  return pending.sort(
+    (a, b) => a.textVersion - b.textVersion || (a.actionId < b.actionId ? -1 : 1),
+  );
+}
+
+export interface FusedPassage {
+  actionId: string;
+  /** 1-based rank in the lexical (full-text) ranking; null when it did not rank there. */
+  lexicalRank: number | null;
+  /** 1-based rank in the semantic (embedding) ranking; null when it did not rank there. */
+  vectorRank: number | null;
+  /** Σ 1/(RRF_K + rank) over the rankings it is in. */
+  fused: number;
+}
+
+/**
+ * Reciprocal rank fusion of two rankings (ids, best first): each id scores 1/(k + rank) per
+ * ranking it appears in. Highest fused first; ties go to the better single rank, then the
+ * lexical one, then the id, so the order is a function of the rankings alone.
+ */
+export function fuseRankings(
+  lexical: readonly string[],
+  semantic: readonly string[],
+  k: number = RRF_K,
+): FusedPassage[] {
+  const fused = new Map<string, FusedPassage>();
+  const add = (ids: readonly string[], field: 'lexicalRank' | 'vectorRank') => {
+    ids.forEach((actionId, index) => {
+      let entry = fused.get(actionId);
+      if (!entry) {
+        entry = { actionId, lexicalRank: null, vectorRank: null, fused: 0 };
+        fused.set(actionId, entry);
+      }
+      if (entry[field] !== null) return; // a repeated id counts at its best rank only
+      entry[field] = index + 1;
+      entry.fused += 1 / (k + index + 1);
+    });
+  };
+  add(lexical, 'lexicalRank');
+  add(semantic, 'vectorRank');
+  const best = (p: FusedPassage) => Math.min(p.lexicalRank ?? Infinity, p.vectorRank ?? Infinity);
+  return [...fused.values()].sort(
+    (a, b) =>
+      b.fused - a.fused ||
+      best(a) - best(b) ||
+      (a.lexicalRank ?? Infinity) - (b.lexicalRank ?? Infinity) ||
+      (a.actionId < b.actionId ? -1 : a.actionId > b.actionId ? 1 : 0),
+  );
+}
