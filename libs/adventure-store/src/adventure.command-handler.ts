@@ -6,7 +6,9 @@ import {
   EVENT_SCHEMA_VERSIONS,
   evolveInPlace,
   NotFoundError,
+  projectDecided,
   projectFrom,
+  recordedAfter,
   projectorVersion,
   initialState,
   readModelsAfter,
@@ -127,10 +129,7 @@ export function eventIdsFor(key: string, count: number): string[] {
  * every append to an adventure stream must write them, or the log and its read models disagree.
  */
 export function readModelsOf(events: readonly DecidedEvent[], before: AdventureState) {
-  const recorded = events.map(
-    (event, i) => ({ ...event, version: before.version + i + 1 }) as RecordedAdventureEvent,
-  );
-  return readModelsAfter(events, projectFrom(before, recorded));
+  return readModelsAfter(events, projectDecided(before, events));
 }
 
 /** Folds stored events onto a state nobody else holds, in place; returns it. */
@@ -276,14 +275,7 @@ export class AdventureCommandHandler {
         data: event.data,
         metadata: event.metadata ? { ...metadata, ...event.metadata } : metadata,
       }));
-      const recorded = events.map(
-        (event, i) =>
-          ({
-            type: event.type,
-            data: event.data,
-            version: loaded.version + i + 1,
-          }) as RecordedAdventureEvent,
-      );
+      const recorded = recordedAfter(loaded, events);
       const state = projectFrom(loaded, recorded);
       try {
         const result = await this.eventStore.appendToStream(streamId, newEvents, {

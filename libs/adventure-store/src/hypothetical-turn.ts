@@ -1,8 +1,8 @@
 import {
   projectFrom,
+  recordedAfter,
   type AdventureState,
   type InputType,
-  type RecordedAdventureEvent,
 } from '@chronicle/adventure';
 import { decideCommand } from './adventure.decide';
 import { deterministicEventId } from './adventure.command-handler';
@@ -48,14 +48,7 @@ export function hypotheticalTurn(
     },
     state,
   );
-  const recorded = decided.map(
-    (event, i) =>
-      ({
-        type: event.type,
-        data: event.data,
-        version: state.version + i + 1,
-      }) as RecordedAdventureEvent,
-  );
+  const recorded = recordedAfter(state, decided);
   const after = projectFrom(state, recorded);
   const acted = recorded.find((event) => event.type === 'PlayerActed');
   const action = acted?.type === 'PlayerActed' ? acted.data.action : null;

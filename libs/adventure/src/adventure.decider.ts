@@ -19,11 +19,10 @@ import type {
   AdventureEditedData,
   AdventureEvent,
   AdventureSettings,
-  RecordedAdventureEvent,
   StoryCard,
 } from './adventure.events';
 import { LIMITS } from './adventure.limits';
-import { isOnPath, narrativeAtDepth, projectFrom } from './adventure.projector';
+import { isOnPath, narrativeAtDepth, projectDecided } from './adventure.projector';
 import { storyTail, turnStatus } from './adventure.queries';
 import { DEFAULT_SETTINGS, nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import {
@@ -350,13 +349,7 @@ export function decide(
           current,
           context,
         );
-        current = projectFrom(
-          current,
-          decided.map(
-            (event, i) =>
-              ({ ...event, version: current.version + i + 1 }) as RecordedAdventureEvent,
-          ),
-        );
+        current = projectDecided(current, decided);
         events.push(...decided);
       }
       return events;

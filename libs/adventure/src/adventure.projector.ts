@@ -23,7 +23,7 @@
 // an event would differ from the one its writer saw, and a replay would report it as equal.
 
 import type { NarrativeState, NarrativeTurn } from '@chronicle/narrative';
-import type { RecordedAdventureEvent, StoryCard } from './adventure.events';
+import type { AdventureEvent, RecordedAdventureEvent, StoryCard } from './adventure.events';
 import type { MemoryEvent } from './memory.events';
 import type { ScriptEvent } from './script.events';
 import {
@@ -117,6 +117,29 @@ export function projectFrom(
   const draft = ownContainers(snapshot);
   for (const event of events) evolveInPlace(draft, event);
   return draft;
+}
+
+/** Decided events as they are recorded when appended to `state`: numbered on from its version. */
+export function recordedAfter(
+  state: AdventureState,
+  events: readonly AdventureEvent[],
+): RecordedAdventureEvent[] {
+  return events.map(
+    (event, i) =>
+      ({
+        type: event.type,
+        data: event.data,
+        version: state.version + i + 1,
+      }) as RecordedAdventureEvent,
+  );
+}
+
+/** The projection after decided events are appended to `state`. */
+export function projectDecided(
+  state: AdventureState,
+  events: readonly AdventureEvent[],
+): AdventureState {
+  return projectFrom(state, recordedAfter(state, events));
 }
 
 /** A node as the path at the head lists it (no text: a reader loads it by `textVersion`). */
