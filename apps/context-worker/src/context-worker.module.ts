@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { AccountsModule, keysEqual } from '@chronicle/accounts';
 import { adventureInfrastructure, PLAYED_PROJECTION_CACHE } from '@chronicle/adventure-store';
-import { modelConfigOf } from '@chronicle/llm';
+import { modelConfigsOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { meteredMemoryCalls, MetricsModule, workerMetricsServer } from '@chronicle/metrics';
 import { ControlPlaneModule, modelPriceTable, type AppConfig } from '@chronicle/platform';
@@ -52,7 +52,7 @@ export class ContextWorkerModule {
         // Retrieval embeds the turn's query with the installation's embedder (offline: no key),
         // counted like the model's calls.
         MemoryStoreModule.forRoot({
-          model: modelConfigOf(config),
+          models: modelConfigsOf(config),
           ...meteredMemoryCalls(modelPriceTable(config)),
         }),
         TurnStreamModule.forRoot({ redisUrl: config.redisUrl, prefix: config.queuePrefix }),

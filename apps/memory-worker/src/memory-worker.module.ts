@@ -2,7 +2,7 @@ import { AccountsModule, keysEqual } from '@chronicle/accounts';
 import { type DynamicModule, Inject, Module, type OnApplicationShutdown } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { adventureInfrastructure } from '@chronicle/adventure-store';
-import { modelConfigOf } from '@chronicle/llm';
+import { modelConfigsOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { meteredMemoryCalls, MetricsModule, workerMetricsServer } from '@chronicle/metrics';
 import {
@@ -55,7 +55,7 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
           server: workerMetricsServer('memory-worker', config, keysEqual),
         }),
         MemoryStoreModule.forRoot({
-          model: modelConfigOf(config),
+          models: modelConfigsOf(config),
           // Every memory, summary and embedding call counted: durations, errors by code, tokens
           // and cost.
           ...meteredMemoryCalls(modelPriceTable(config)),

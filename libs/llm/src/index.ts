@@ -30,5 +30,9 @@ export {
   createModelClient,
   isOfflineConfig,
   modelConfigOf,
+  modelConfigsOf,
+  MODEL_JOBS,
+  type ModelJob,
+  type ModelSettings,
 } from './model-client.factory';
 export { FREE_MODELS } from './free-models';

@@ -43,8 +43,12 @@ export function isOfflineConfig(config: Pick<ModelConfig, 'apiKey'>): boolean {
   return !hasKey(config);
 }
 
-/** The installation's model settings, as the validated configuration names them. */
-export function modelConfigOf(config: {
+/** The jobs that call a model, each of which an operator may point at its own endpoint. */
+export const MODEL_JOBS = ['narration', 'memory', 'summary', 'embedding', 'moderation'] as const;
+export type ModelJob = (typeof MODEL_JOBS)[number];
+
+/** The validated configuration's model variables (libs/platform's AppConfig holds them). */
+export interface ModelSettings {
   modelBaseUrl: string;
   modelApiKey?: string;
   modelName: string;
@@ -52,14 +56,75 @@ export function modelConfigOf(config: {
   modelTimeoutMs: number;
   modelPromptCacheKey?: PromptCacheKeyMode;
   modelCacheControl?: boolean;
-}): ModelConfig {
+  memoryModelBaseUrl?: string;
+  memoryModelApiKey?: string;
+  memoryModelName?: string;
+  summaryModelBaseUrl?: string;
+  summaryModelApiKey?: string;
+  summaryModelName?: string;
+  embeddingModelBaseUrl?: string;
+  embeddingModelApiKey?: string;
+  moderationModelBaseUrl?: string;
+  moderationModelApiKey?: string;
+  moderationModelName?: string;
+}
+
+function ownSettings(
+  config: ModelSettings,
+  job: ModelJob,
+): { baseUrl?: string; apiKey?: string; name?: string } {
+  switch (job) {
+    case 'narration':
+      return {};
+    case 'memory':
+      return {
+        baseUrl: config.memoryModelBaseUrl,
+        apiKey: config.memoryModelApiKey,
+        name: config.memoryModelName,
+      };
+    case 'summary':
+      return {
+        baseUrl: config.summaryModelBaseUrl,
+        apiKey: config.summaryModelApiKey,
+        name: config.summaryModelName,
+      };
+    case 'embedding':
+      return { baseUrl: config.embeddingModelBaseUrl, apiKey: config.embeddingModelApiKey };
+    case 'moderation':
+      return {
+        baseUrl: config.moderationModelBaseUrl,
+        apiKey: config.moderationModelApiKey,
+        name: config.moderationModelName,
+      };
+  }
+}
+
+/**
+ * One job's model settings: its own endpoint, key and model where the operator set them, the
+ * narration's otherwise. The narration's key goes only to the narration's endpoint (the
+ * configuration refuses a job endpoint of its own without a key of its own), so pointing
+ * summaries at a cheap provider never hands it the main provider's key.
+ */
+export function modelConfigOf(config: ModelSettings, job: ModelJob = 'narration'): ModelConfig {
+  const own = ownSettings(config, job);
+  const baseURL = own.baseUrl ?? config.modelBaseUrl;
+  const sameEndpoint = baseURL === config.modelBaseUrl;
   return {
-    baseURL: config.modelBaseUrl,
-    apiKey: config.modelApiKey,
-    model: config.modelName,
+    baseURL,
+    apiKey: own.apiKey ?? (sameEndpoint ? config.modelApiKey : undefined),
+    model: own.name ?? config.modelName,
+    ...(own.name !== undefined && { jobModel: own.name }),
     embeddingModel: config.embeddingModel,
     timeoutMs: config.modelTimeoutMs,
     promptCacheKey: config.modelPromptCacheKey,
     cacheControl: config.modelCacheControl,
   };
+}
+
+/** Every job's settings (see `modelConfigOf`). */
+export function modelConfigsOf(config: ModelSettings): Record<ModelJob, ModelConfig> {
+  return Object.fromEntries(MODEL_JOBS.map((job) => [job, modelConfigOf(config, job)])) as Record<
+    ModelJob,
+    ModelConfig
+  >;
 }

@@ -80,6 +80,11 @@ export interface ModelConfig {
   /** empty or absent: the offline narrator and embedder answer instead */
   apiKey?: string;
   model: string;
+  /**
+   * The model a background job's operator named for it (SUMMARY_MODEL_NAME…): used for every
+   * adventure, over the adventure's own. Absent: the adventure's model, else `model`.
+   */
+  jobModel?: string;
   /** empty or absent: the offline embedder's model */
   embeddingModel?: string;
   timeoutMs: number;

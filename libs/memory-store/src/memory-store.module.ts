@@ -20,14 +20,18 @@ import { StoryRecallService } from './story-recall.service';
 import { IndexStoryPassagesUseCase } from './index-story-passages.use-case';
 
 export const MEMORY_MODEL_CLIENT = Symbol('MEMORY_MODEL_CLIENT');
+export const SUMMARY_MODEL_CLIENT = Symbol('SUMMARY_MODEL_CLIENT');
 export const MEMORY_EMBEDDER = Symbol('MEMORY_EMBEDDER');
 
 export interface MemoryStoreOptions {
-  /** The model client's and the embedder's configuration; no key → the offline pair. */
-  model: ModelConfig;
   /**
-   * Wraps the memory pass's model client (the memory worker meters it, libs/metrics), given the
-   * providers `inject` names.
+   * Each job's model configuration (libs/llm's `modelConfigsOf`): memories, summaries and
+   * embeddings may each go to their own endpoint; no key → the offline narrator or embedder.
+   */
+  models: Record<'memory' | 'summary' | 'embedding', ModelConfig>;
+  /**
+   * Wraps the memory pass's model clients (the memory worker meters them, libs/metrics), given
+   * the providers `inject` names.
    */
   wrapModelClient?: {
     inject: InjectionToken[];
@@ -54,19 +58,19 @@ export class MemoryStoreModule {
     return {
       module: MemoryStoreModule,
       providers: [
-        {
-          provide: MEMORY_MODEL_CLIENT,
+        ...(['memory', 'summary'] as const).map((job) => ({
+          provide: job === 'memory' ? MEMORY_MODEL_CLIENT : SUMMARY_MODEL_CLIENT,
           inject: options.wrapModelClient?.inject ?? [],
           useFactory: (...deps: never[]) => {
-            const client = createModelClient(options.model);
+            const client = createModelClient(options.models[job]);
             return options.wrapModelClient ? options.wrapModelClient.wrap(client, ...deps) : client;
           },
-        },
+        })),
         {
           provide: MEMORY_EMBEDDER,
           inject: options.wrapEmbedder?.inject ?? [],
           useFactory: (...deps: never[]) => {
-            const embedder = createEmbedder(options.model);
+            const embedder = createEmbedder(options.models.embedding);
             return options.wrapEmbedder ? options.wrapEmbedder.wrap(embedder, ...deps) : embedder;
           },
         },
@@ -132,13 +136,18 @@ export class MemoryStoreModule {
           provide: UpdateMemoryUseCase,
           useFactory: (
             adventures: AdventureCommandHandler,
-            model: ModelClient,
+            memory: ModelClient,
+            summary: ModelClient,
             embedder: Embedder,
             embeddings: EmbeddingRepository,
             budget: DailyTokenBudget | undefined,
           ) =>
-            new UpdateMemoryUseCase(adventures, model, embedder, embeddings, {
-              defaultModel: options.model.model,
+            new UpdateMemoryUseCase(adventures, { memory, summary }, embedder, embeddings, {
+              defaultModel: options.models.memory.model,
+              jobModels: {
+                memory: options.models.memory.jobModel,
+                summary: options.models.summary.jobModel,
+              },
               // With the AccountsModule present, every call is counted toward the daily budget.
               ...(budget && {
                 countSpend: (ownerId, usage) => budget.recordSpend(ownerId, usage, new Date()),
@@ -147,6 +156,7 @@ export class MemoryStoreModule {
           inject: [
             AdventureCommandHandler,
             MEMORY_MODEL_CLIENT,
+            SUMMARY_MODEL_CLIENT,
             MEMORY_EMBEDDER,
             EmbeddingRepository,
             { token: DailyTokenBudget, optional: true },

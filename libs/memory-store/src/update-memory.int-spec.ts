@@ -60,9 +60,14 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     );
     embeddings = new EmbeddingRepository(database.db);
     const embedder = createEmbedder(config);
-    useCase = new UpdateMemoryUseCase(adventures, createModelClient(config), embedder, embeddings, {
-      defaultModel: 'fake-model',
-    });
+    const client = createModelClient(config);
+    useCase = new UpdateMemoryUseCase(
+      adventures,
+      { memory: client, summary: client },
+      embedder,
+      embeddings,
+      { defaultModel: 'fake-model' },
+    );
     retrieval = new MemoryRetrievalService(adventures, embedder, new VectorCache(embeddings));
   });
 
@@ -276,7 +281,7 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     const counted: ModelCallUsage[] = [];
     const metered = new UpdateMemoryUseCase(
       adventures,
-      createModelClient(config),
+      { memory: createModelClient(config), summary: createModelClient(config) },
       createEmbedder(config),
       embeddings,
       {

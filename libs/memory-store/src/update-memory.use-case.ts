@@ -62,6 +62,11 @@ export interface UpdateMemoryOptions {
   /** The model used when an adventure names none. */
   defaultModel: string;
   /**
+   * The models the operator named for memories and for summaries (MEMORY_MODEL_NAME,
+   * SUMMARY_MODEL_NAME): each used for every adventure, over the adventure's own.
+   */
+  jobModels?: { memory?: string; summary?: string };
+  /**
    * Counts a call's tokens toward the adventure owner's daily budget, after its usage is in the
    * log (the accounts lib's DailyTokenBudget.recordSpend; absent: nothing is counted).
    */
@@ -88,7 +93,8 @@ export interface RegeneratedSummary {
 export class UpdateMemoryUseCase {
   constructor(
     private readonly adventures: AdventureCommandHandler,
-    private readonly model: ModelClient,
+    /** Memories and summaries may each have their own endpoint (libs/llm's `modelConfigOf`). */
+    private readonly models: { memory: ModelClient; summary: ModelClient },
     private readonly embedder: Embedder,
     private readonly embeddings: EmbeddingRepository,
     private readonly options: UpdateMemoryOptions,
@@ -148,8 +154,8 @@ export class UpdateMemoryUseCase {
     return outcome;
   }
 
-  private modelName(state: AdventureState): string {
-    return state.settings.model || this.options.defaultModel;
+  private modelName(state: AdventureState, job: 'memory' | 'summary'): string {
+    return this.options.jobModels?.[job] ?? (state.settings.model || this.options.defaultModel);
   }
 
   private async brief(state: AdventureState, texts: string[]): Promise<string> {
@@ -173,9 +179,9 @@ export class UpdateMemoryUseCase {
       await this.brief(state, texts),
       memoryExcerpt(texts, state.settings.encoding),
     );
-    const result = await this.model.complete({
+    const result = await this.models.memory.complete({
       ...prompt,
-      model: this.modelName(state),
+      model: this.modelName(state, 'memory'),
       cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: BACKGROUND_MAX_TOKENS,
@@ -234,9 +240,9 @@ export class UpdateMemoryUseCase {
         ? plan.memories.map((memory) => `- ${memory}`).join('\n')
         : lastTokensOf(texts, MEMORY_EXCERPT_TOKENS, state.settings.encoding);
     const prompt = summaryPrompt(await this.brief(state, texts), plan.current?.text ?? '', events);
-    const result = await this.model.complete({
+    const result = await this.models.summary.complete({
       ...prompt,
-      model: this.modelName(state),
+      model: this.modelName(state, 'summary'),
       cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
       maxTokens: SUMMARY_MAX_TOKENS,
@@ -319,7 +325,7 @@ export class UpdateMemoryUseCase {
     );
     const brief = await this.brief(state, rawTexts.length > 0 ? rawTexts : pieces);
     let summary = '';
-    let model = this.modelName(state);
+    let model = this.modelName(state, 'summary');
     const spent: ModelCallUsage[] = [];
     // Calls already answered are paid for even when a later one fails: recorded, then thrown.
     const refuse = async (message: string): Promise<never> => {
@@ -331,9 +337,9 @@ export class UpdateMemoryUseCase {
       const prompt = summaryPrompt(brief, summary, chunk);
       let result;
       try {
-        result = await this.model.complete({
+        result = await this.models.summary.complete({
           ...prompt,
-          model: this.modelName(state),
+          model: this.modelName(state, 'summary'),
           cacheKey: state.id ?? undefined,
           temperature: BACKGROUND_TEMPERATURE,
           maxTokens: SUMMARY_MAX_TOKENS,

@@ -184,7 +184,7 @@ export class MeteredEmbedder implements Embedder {
 
 /**
  * MemoryStoreModule's wrappers that meter its model client and its embedder, for a process that
- * has the MetricsModule: `MemoryStoreModule.forRoot({ model, ...meteredMemoryCalls(prices) })`.
+ * has the MetricsModule: `MemoryStoreModule.forRoot({ models, ...meteredMemoryCalls(prices) })`.
  */
 export function meteredMemoryCalls(prices: ModelPriceTable) {
   return {

@@ -26,6 +26,23 @@ describe('configuration', () => {
     expect(message).toMatch(/DATABASE_URL must start with postgres: or postgresql:/);
   });
 
+  it("refuses a job endpoint of its own without a key of its own (the narration's key stays home)", () => {
+    expect(() =>
+      loadConfig({ MODEL_API_KEY: 'k', SUMMARY_MODEL_BASE_URL: 'http://cheap.local/v1' }),
+    ).toThrow(
+      /SUMMARY_MODEL_API_KEY must be set when SUMMARY_MODEL_BASE_URL names another endpoint/,
+    );
+    const config = loadConfig({
+      MODEL_API_KEY: 'k',
+      SUMMARY_MODEL_BASE_URL: 'http://cheap.local/v1',
+      SUMMARY_MODEL_API_KEY: 'local',
+      SUMMARY_MODEL_NAME: 'llama3.2:3b',
+    });
+    expect(config.summaryModelBaseUrl).toBe('http://cheap.local/v1');
+    expect(config.summaryModelName).toBe('llama3.2:3b');
+    expect(config.memoryModelBaseUrl).toBeUndefined();
+  });
+
   // One list of variables, two documents that must name every one of them.
   it.each(CONFIG_VARIABLES.map((spec) => spec.name))(
     '%s is in the README table and in docker-compose.yml',

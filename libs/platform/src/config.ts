@@ -37,6 +37,22 @@ export interface AppConfig {
   /** MODEL_PRICES's table (empty without one); see `modelPriceTable`. */
   modelPrices: ModelPriceTable;
   embeddingModel: string;
+  /**
+   * Each background job's own endpoint, key and model (MEMORY_MODEL_*, SUMMARY_MODEL_*,
+   * EMBEDDING_MODEL_*, MODERATION_MODEL_*); undefined: the narration's (see `jobModelConfig` in
+   * libs/llm for the fallback rules).
+   */
+  memoryModelBaseUrl: string | undefined;
+  memoryModelApiKey: string | undefined;
+  memoryModelName: string | undefined;
+  summaryModelBaseUrl: string | undefined;
+  summaryModelApiKey: string | undefined;
+  summaryModelName: string | undefined;
+  embeddingModelBaseUrl: string | undefined;
+  embeddingModelApiKey: string | undefined;
+  moderationModelBaseUrl: string | undefined;
+  moderationModelApiKey: string | undefined;
+  moderationModelName: string | undefined;
   narrateAttempts: number;
   narrateConcurrency: number;
   narrateLockMs: number;
@@ -313,6 +329,18 @@ export const CONFIG_VARIABLES = [
     'Embedding model for the memory bank (ignored by the offline embedder).',
     text,
   ),
+  ...jobModelVariables('memory', 'MEMORY', 'memory writing (the memory pass)'),
+  ...jobModelVariables(
+    'summary',
+    'SUMMARY',
+    'summaries (the memory pass and "regenerate summary")',
+  ),
+  ...jobModelVariables('embedding', 'EMBEDDING', 'embeddings (memories and story passages)'),
+  ...jobModelVariables(
+    'moderation',
+    'MODERATION',
+    'moderation (reserved: the classifier hook of docs/operators is not built yet, nothing reads these)',
+  ),
   v(
     'NARRATE_ATTEMPTS',
     'narrateAttempts',
@@ -576,6 +604,52 @@ export const CONFIG_VARIABLES = [
   ),
 ] as const satisfies readonly VariableSpec<keyof AppConfig>[];
 
+type JobVariableKey =
+  | `${'memory' | 'summary' | 'embedding' | 'moderation'}Model${'BaseUrl' | 'ApiKey'}`
+  | `${'memory' | 'summary' | 'moderation'}ModelName`;
+
+/**
+ * A background job's three variables (two for embeddings, whose model is EMBEDDING_MODEL): each
+ * empty by default, meaning the narration's endpoint, key and model.
+ */
+function jobModelVariables(
+  job: 'memory' | 'summary' | 'embedding' | 'moderation',
+  prefix: string,
+  what: string,
+): VariableSpec<JobVariableKey>[] {
+  const specs: VariableSpec<JobVariableKey>[] = [
+    v(
+      `${prefix}_MODEL_BASE_URL`,
+      `${job}ModelBaseUrl`,
+      '',
+      `OpenAI-compatible endpoint for ${what}. Empty: MODEL_BASE_URL.`,
+      (raw) => (raw.trim() === '' ? undefined : url('http:', 'https:')(raw.trim())),
+    ),
+    {
+      ...v(
+        `${prefix}_MODEL_API_KEY`,
+        `${job}ModelApiKey`,
+        '',
+        `Key for ${prefix}_MODEL_BASE_URL. Empty: MODEL_API_KEY, which is only ever sent to MODEL_BASE_URL (a ${prefix}_MODEL_BASE_URL of its own needs a key of its own; any non-empty one for a server that ignores keys).`,
+        optional,
+      ),
+      secret: true,
+    },
+  ];
+  if (job !== 'embedding') {
+    specs.push(
+      v(
+        `${prefix}_MODEL_NAME`,
+        `${job}ModelName`,
+        '',
+        `Model for ${what}, for every adventure. Empty: the adventure's own model (settings.model, else MODEL_NAME).`,
+        optional,
+      ),
+    );
+  }
+  return specs;
+}
+
 function v<K extends keyof AppConfig>(
   name: string,
   key: K,
@@ -593,6 +667,28 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * A job pointed at an endpoint of its own must name its key: MODEL_API_KEY is never sent to
+ * another host, and silently falling back to the offline narrator would hide the mistake.
+ */
+function keysOfOwnEndpoints(config: AppConfig): string[] {
+  const jobs = [
+    ['MEMORY', config.memoryModelBaseUrl, config.memoryModelApiKey],
+    ['SUMMARY', config.summaryModelBaseUrl, config.summaryModelApiKey],
+    ['EMBEDDING', config.embeddingModelBaseUrl, config.embeddingModelApiKey],
+    ['MODERATION', config.moderationModelBaseUrl, config.moderationModelApiKey],
+  ] as const;
+  return jobs
+    .filter(
+      ([, baseUrl, apiKey]) =>
+        baseUrl !== undefined && baseUrl !== config.modelBaseUrl && apiKey === undefined,
+    )
+    .map(
+      ([prefix]) =>
+        `${prefix}_MODEL_API_KEY must be set when ${prefix}_MODEL_BASE_URL names another endpoint than MODEL_BASE_URL (MODEL_API_KEY is only sent to MODEL_BASE_URL; any non-empty key for a server that ignores keys)`,
+    );
+}
+
 /** Reads and validates every variable; throws one ConfigError naming all bad ones. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems: string[] = [];
@@ -607,6 +703,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       problems.push(`${spec.name} ${error.message}${shown}`);
     }
   }
+  if (problems.length === 0) problems.push(...keysOfOwnEndpoints(config as AppConfig));
   if (problems.length > 0) throw new ConfigError(problems);
   return config as AppConfig;
 }

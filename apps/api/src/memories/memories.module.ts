@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { modelConfigOf } from '@chronicle/llm';
+import { modelConfigsOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { meteredMemoryCalls } from '@chronicle/metrics';
 import { modelPriceTable, type AppConfig } from '@chronicle/platform';
@@ -15,7 +15,7 @@ export class MemoriesModule {
       imports: [
         // a context preview embeds the story's tail: counted like the workers' calls
         MemoryStoreModule.forRoot({
-          model: modelConfigOf(config),
+          models: modelConfigsOf(config),
           ...meteredMemoryCalls(modelPriceTable(config)),
         }),
       ],
