@@ -17,11 +17,7 @@
 // true (the scratch database is left, and named, for EXPLAIN ANALYZE).
 import * as os from 'node:os';
 import { sql } from 'kysely';
-import {
-  storyPath,
-  storyTail,
-  type AdventureState,
-} from '@chronicle/adventure';
+import { storyPath, storyTail, type AdventureState } from '@chronicle/adventure';
 import { AdventureHistory } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, buildTurnContext } from '@chronicle/adventure-store';
 import type { RecalledPassage } from '@chronicle/context';
@@ -97,7 +93,9 @@ const STORY = (
   'dream whisper shadow echo silence thunder lightning rain snow frost ice wind gale calm dawn ' +
   'dusk midnight noon moon star comet'
 ).split(' ');
-const SYLLABLES = 'ka ri mo sa len tor vel an is ur eth ba dun gor mi la fen ost ry ca del'.split(' ');
+const SYLLABLES = 'ka ri mo sa len tor vel an is ur eth ba dun gor mi la fen ost ry ca del'.split(
+  ' ',
+);
 
 /** Names and rare words: each appears in a handful of passages, as a story's proper nouns do. */
 function rareWords(count: number, next: () => number): string[] {
@@ -156,7 +154,7 @@ function storyWriter(seed: number): Story {
 function prose(story: Story, min: number, max: number): string {
   const words = min + Math.floor(story.next() * (max - min));
   const sentences: string[] = [];
-  for (let left = words; left > 0; ) {
+  for (let left = words; left > 0;) {
     const length = Math.min(left, 6 + Math.floor(story.next() * 14));
     sentences.push(story.sentence(length));
     left -= length;
@@ -335,7 +333,8 @@ export default async function run(options: BenchOptions): Promise<string> {
               cache.value.matrix,
               embedded.value.vector,
               RANKING_DEPTH,
-              (row) => index.value.get(cache.value.actionIds[row]) !== cache.value.textVersions[row],
+              (row) =>
+                index.value.get(cache.value.actionIds[row]) !== cache.value.textVersions[row],
             ),
           )
         ).ms,
