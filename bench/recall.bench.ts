@@ -15,10 +15,12 @@
 //
 // Options: --limit N (questions, default 30: all answerable ones of the sample), --concurrency
 // N (adventures played at once, default 2), --question NAME (that question's file alone, as
-// `47_1568498a`).
+// `47_1568498a`), --diagnose (a table of where recall ranked each question's evidence and why
+// a missed one is missing: not ranked, or ranked and cut by the budget; bench/recall/diagnose.ts).
 import { AccountsRepository } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { migrateToLatest } from '@chronicle/event-store';
+import { IndexStoryPassagesUseCase, MemoryRetrievalService } from '@chronicle/memory-store';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import {
   createTestDatabase,
@@ -34,6 +36,7 @@ import {
   loadQuestions,
   type Question,
 } from './recall/dataset';
+import { candidatesFor, diagnose, diagnosisLine, type Diagnosis } from './recall/diagnose';
 import { containsTurn, normalizePrompt, turnRuns } from './recall/evidence';
 import { playHistory } from './recall/play';
 import type { BenchOptions } from './run';
@@ -63,6 +66,8 @@ interface QuestionOutcome {
   question: Question;
   actions: number;
   byBudget: Map<number, BudgetOutcome>;
+  /** With --diagnose: where recall placed the evidence, by budget. */
+  diagnoses: Diagnosis[];
 }
 
 interface Api {
@@ -101,6 +106,8 @@ export default async function recallBench(options: BenchOptions): Promise<string
     const { port } = app.getHttpServer().address() as { port: number };
     const api = client(`http://127.0.0.1:${port}`, key);
     const adventures = app.get(AdventureCommandHandler);
+    const indexer = app.get(IndexStoryPassagesUseCase);
+    const retrieval = options.diagnose ? app.get(MemoryRetrievalService) : null;
 
     const outcomes: QuestionOutcome[] = [];
     let next = 0;
@@ -108,7 +115,7 @@ export default async function recallBench(options: BenchOptions): Promise<string
       Array.from({ length: Math.min(concurrency, questions.length) }, async () => {
         while (next < questions.length) {
           const question = questions[next++];
-          outcomes.push(await measure(api, adventures, question));
+          outcomes.push(await measure(api, adventures, question, indexer, retrieval));
         }
       }),
     );
@@ -167,6 +174,8 @@ async function measure(
   api: Api,
   adventures: AdventureCommandHandler,
   question: Question,
+  indexer: IndexStoryPassagesUseCase,
+  retrieval: MemoryRetrievalService | null,
 ): Promise<QuestionOutcome> {
   const created = await expectStatus<{ id: string }>(api, 201, 'POST', '/v1/adventures', {
     title: `LongMemEval ${question.id}`,
@@ -175,26 +184,37 @@ async function measure(
   });
   const adventureId = created.id;
   const actions = await playHistory(adventures, adventureId, question.turns);
+  // The memory worker indexes the story after every narration; the histories are recorded here
+  // without it, so its pass runs once at the end (a turn itself catches up only a bounded
+  // number of passages: asking at once would measure a story half indexed).
+  await expectStatus(api, 200, 'PATCH', `/v1/adventures/${adventureId}`, {
+    settings: { memoryBankEnabled: true },
+  });
+  await indexer.execute({ adventureId });
   const evidence = question.evidence.map((i) => turnRuns(question.turns[i].content));
   const newest = turnRuns(question.turns.at(-1)?.content ?? '').slice(-1);
   const byBudget = new Map<number, BudgetOutcome>();
+  const diagnoses: Diagnosis[] = [];
   for (const budget of BUDGETS) {
     const prompts = {} as Record<Mode, ReturnType<typeof normalizePrompt>>;
     let previewMs = 0;
+    let recallBudget = 0;
     for (const mode of ['history', 'memory'] as const) {
       const on = mode === 'memory';
       await expectStatus(api, 200, 'PATCH', `/v1/adventures/${adventureId}`, {
         settings: { contextTokenBudget: budget, memoryBankEnabled: on, autoSummarize: on },
       });
       const startedAt = performance.now();
-      const preview = await expectStatus<{ system: string; story: string }>(
-        api,
-        200,
-        'POST',
-        `/v1/adventures/${adventureId}/context/preview`,
-        { type: 'story', text: question.question },
-      );
+      const preview = await expectStatus<{
+        system: string;
+        story: string;
+        report: { passages?: { budget: number } };
+      }>(api, 200, 'POST', `/v1/adventures/${adventureId}/context/preview`, {
+        type: 'story',
+        text: question.question,
+      });
       if (on) previewMs = performance.now() - startedAt;
+      if (on) recallBudget = preview.report.passages?.budget ?? 0;
       prompts[mode] = normalizePrompt(preview.system, preview.story);
     }
     // The newest turn is in every history window: if the search cannot find it, it is the
@@ -213,8 +233,17 @@ async function measure(
       broughtBack: older.filter((i) => inMemory[i]).length,
       previewMs,
     });
+    if (retrieval) {
+      const candidates = await candidatesFor(adventures, retrieval, adventureId, question.question);
+      const turns = question.evidence.map((turn, i) => ({
+        turn,
+        runs: evidence[i],
+        inPrompt: inMemory[i],
+      }));
+      diagnoses.push(diagnose(budget, recallBudget, candidates, turns));
+    }
   }
-  return { question, actions, byBudget };
+  return { question, actions, byBudget, diagnoses };
 }
 
 const percent = (part: number, whole: number): string =>
@@ -288,5 +317,15 @@ function report(
     lines.push(`| ${type} | ${ofType.length} | ${cells.join(' | ')} |`);
   }
   lines.push('', ...verdicts);
+  if (outcomes.some((o) => o.diagnoses.length > 0)) {
+    lines.push(
+      '',
+      '| question | type | budget | recall budget | evidence | best-placed evidence turn |',
+      '|---|---|---|---|---|---|',
+      ...outcomes.flatMap((o) =>
+        o.diagnoses.map((d) => diagnosisLine(o.question.name, o.question.type, d)),
+      ),
+    );
+  }
   return lines.join('\n');
 }
