@@ -1,12 +1,15 @@
 /* eslint-disable max-lines -- the projector's switch and the tree updates only it makes, which must stay together to stay in step */
-// Folds an adventure's events into its projection (`AdventureState`).
+// Folds an adventure's events into its projection (`AdventureState`): the fast form of the
+// plain `evolve` in adventure.evolve.ts, which says what each event means and which a property
+// spec holds this fold equal to (libs/adventure-store's projection.property.spec.ts). A change
+// to what an event means is made there first, then here.
 //
 // Cost: a rebuild of a long adventure must cost less than reading its rows, so each event costs
 // O(1) apart from head moves, erases, retcons and corrections below the head, which refold the
-// path (O(depth)). To get there without giving up purity, `evolve` copies the state's top-level
-// containers once and `evolveInPlace` then mutates only those containers: nested values (nodes,
+// path (O(depth)). To get there without giving up purity, `projectFrom` copies the state's
+// top-level containers once and `evolveInPlace` then mutates only those containers: nested values (nodes,
 // path entries, narrative states, arrays inside nodes) are always replaced, never changed, so
-// the input state stays untouched. `project`/`projectFrom` copy once for the whole fold.
+// the input state stays untouched: one copy for the whole fold.
 //
 // The story tree is the one container that grows without bound, so it is copied by the bucket
 // (see NodeTable), on the first write to each: a copy made by `ownContainers` remembers which
@@ -38,7 +41,13 @@ import {
   type PathEntry,
   type TurnOutcome,
 } from './adventure.state';
-import { applyNarrativeTurn, applyNarrativeTurns, initialNarrativeState } from './narrative.port';
+import {
+  applyNarrativeTurn,
+  applyNarrativeTurns,
+  contribution,
+  hasContribution,
+  initialNarrativeState,
+} from './narrative.port';
 import { isMemoryEvent, isScriptEvent, turnRoleOf } from './event.catalogue';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 import { evolveScripts, shareScriptTables } from './script.projector';
@@ -96,12 +105,6 @@ function putNode(draft: AdventureState, node: ActionNode): void {
     draft.nodes[index] = bucket;
   }
   bucket[node.id] = node;
-}
-
-export function evolve(state: AdventureState, event: RecordedAdventureEvent): AdventureState {
-  const draft = ownContainers(state);
-  evolveInPlace(draft, event);
-  return draft;
 }
 
 /** The projection after `events`, folded from the empty adventure. */
@@ -163,17 +166,6 @@ function nodeAt(state: AdventureState, id: string, version: number): ActionNode 
 export function isOnPath(state: AdventureState, actionId: string): boolean {
   const node = nodeOf(state, actionId);
   return node !== undefined && state.path[node.depth]?.id === actionId;
-}
-
-/** What a node adds to the narrative state; an erased node keeps only the player's corrections. */
-function contribution(node: ActionNode): NarrativeTurn {
-  return node.erased
-    ? { accepted: [], corrections: node.corrections }
-    : { accepted: node.accepted, retconned: node.retconned, corrections: node.corrections };
-}
-
-function hasContribution(node: ActionNode): boolean {
-  return node.accepted.length > 0 || node.corrections.length > 0;
 }
 
 /** The contributions of the path's nodes at depths `from` to `to` (inclusive), in order. */
@@ -350,7 +342,7 @@ export function evolveInPlace(draft: AdventureState, event: RecordedAdventureEve
   if (event.type === 'StoryCardAdded' && event.data.source) {
     homeScriptCard(draft, event.data.card.id);
   } else if (PATH_EVENTS.has(event.type)) {
-    followPath(draft);
+    followPath(draft, (id) => isOnPath(draft, id));
   }
 }
 

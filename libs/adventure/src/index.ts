@@ -6,6 +6,7 @@ export * from './adventure.errors';
 export * from './adventure.limits';
 export * from './adventure.state';
 export * from './adventure.projector';
+export * from './adventure.evolve';
 export * from './adventure.decider';
 export * from './adventure-import.decider';
 export * from './adventure.queries';

@@ -43,4 +43,19 @@ describe('decideMemory: text limits', () => {
     const [event] = decideMemory({ type: 'EditSummary', data: { summaryId: 's', text } }, state);
     expect(event).toMatchObject({ type: 'SummaryWritten', data: { text, handEdited: true } });
   });
+
+  it('given a summary version, when the summary is edited elsewhere under the id it holds, then it is refused and nothing is written', () => {
+    const history = AdventureHistory.create();
+    history.turn('do', 'step 1');
+    history.append(
+      ...decideMemory(
+        { type: 'EditSummary', data: { summaryId: 's', text: 'one' } },
+        history.state,
+      ),
+    );
+    history.turn('do', 'step 2');
+    expect(() =>
+      decideMemory({ type: 'EditSummary', data: { summaryId: 's', text: 'two' } }, history.state),
+    ).toThrow(new InvalidCommandError('summary s already exists; send a new id'));
+  });
 });

@@ -47,6 +47,17 @@ function requireMemory(state: AdventureState, memoryId: string) {
   return memory;
 }
 
+/**
+ * The id of a new summary version, which no version may hold yet: the fold refuses a second
+ * version under one id, so it is refused here, as the client's mistake.
+ */
+function newSummaryId(state: AdventureState, summaryId: string): string {
+  if (state.memory.summaries.some((summary) => summary.id === summaryId)) {
+    throw new InvalidCommandError(`summary ${summaryId} already exists; send a new id`);
+  }
+  return summaryId;
+}
+
 export function decideMemory(command: MemoryCommand, state: AdventureState): MemoryEvent[] {
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
   switch (command.type) {
@@ -110,7 +121,7 @@ export function decideMemory(command: MemoryCommand, state: AdventureState): Mem
         {
           type: 'SummaryWritten',
           data: {
-            summaryId: inPlace ? current.id : command.data.summaryId,
+            summaryId: inPlace ? current.id : newSummaryId(state, command.data.summaryId),
             text,
             anchorActionId: head,
             sourceStart: null,

@@ -1,8 +1,10 @@
 // Folds the memory events into `state.memory`, and withdraws what an edit or an erase made
 // stale. Like the main projector, it never changes a nested value: `draft.memory` is replaced
-// with a new object whose arrays are new, so the state it came from stays untouched.
+// with a new object whose arrays are new, so the state it came from stays untouched. The rules
+// are functions of the bank and a way to find a story node (`NodeLookup`), so the fast fold
+// (its bucketed tree) and the plain `evolve` (one record of nodes) share them.
 
-import { nodeOf, type AdventureState } from './adventure.state';
+import { nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import type { MemoryEvent } from './memory.events';
 import type { MemoryBankState, MemoryRecord, SummaryVersion } from './memory.state';
 
@@ -34,12 +36,23 @@ function withMemory(
   return { ...bank, memories };
 }
 
-// eslint-disable-next-line max-lines-per-function -- one switch over the memory events, like the adventure projector's
+/** How the memory rules find a story node by id (undefined when the tree has none). */
+export type NodeLookup = (id: string) => ActionNode | undefined;
+
 export function evolveMemory(
   draft: AdventureState,
   event: MemoryEvent & { version: number },
 ): void {
-  const bank = draft.memory;
+  draft.memory = memoryAfter(draft.memory, event, (id) => nodeOf(draft, id));
+}
+
+/** The bank after one memory event. */
+// eslint-disable-next-line max-lines-per-function -- one switch over the memory events, like the adventure projector's
+export function memoryAfter(
+  bank: MemoryBankState,
+  event: MemoryEvent & { version: number },
+  nodeAt: NodeLookup,
+): MemoryBankState {
   const { version } = event;
   switch (event.type) {
     case 'MemoryWritten': {
@@ -53,7 +66,7 @@ export function evolveMemory(
         sourceStart: d.sourceStart,
         sourceEnd: d.sourceEnd,
         anchorActionId: d.anchorActionId,
-        sourceActionIds: d.sourceActionIds ?? sourcesOnAnchorLine(draft, d),
+        sourceActionIds: d.sourceActionIds ?? sourcesOnAnchorLine(nodeAt, d),
         createdBy: d.createdBy,
         createdAtVersion: version,
         pinned: false,
@@ -62,60 +75,54 @@ export function evolveMemory(
         useCount: 0,
         lastUsedVersion: null,
       };
-      draft.memory = {
+      return {
         ...bank,
         memories: [...bank.memories, memory],
         // Only the worker's blocks move the cursor: a hand-written memory covers nothing.
         memoryCursor: d.createdBy === 'worker' ? d.anchorActionId : bank.memoryCursor,
       };
-      return;
     }
     case 'MemoryEdited':
-      draft.memory = withMemory(bank, event.data.memoryId, version, (m) => ({
+      return withMemory(bank, event.data.memoryId, version, (m) => ({
         ...m,
         text: event.data.text,
       }));
-      return;
     case 'MemoryPinned':
     case 'MemoryUnpinned': {
       const pinned = event.type === 'MemoryPinned';
       // Pinning a forgotten memory brings it back: a pin overrides capacity.
-      draft.memory = withMemory(bank, event.data.memoryId, version, (m) => ({
+      return withMemory(bank, event.data.memoryId, version, (m) => ({
         ...m,
         pinned,
         forgotten: pinned ? false : m.forgotten,
       }));
-      return;
     }
     case 'MemoryForgotten': {
       const ids = new Set(event.data.memoryIds);
       for (const id of ids) indexOfMemory(bank, id, version);
       // The bank no longer evicts: what an old least-recently-used capacity forgot is a
       // candidate again (only the player's forgetting holds), so an old story gets its past back.
-      if (event.data.reason === 'capacity') return;
-      draft.memory = {
+      if (event.data.reason === 'capacity') return bank;
+      return {
         ...bank,
         memories: bank.memories.map((m) => (ids.has(m.id) ? { ...m, forgotten: true } : m)),
       };
-      return;
     }
     case 'MemoryDeleted': {
       const index = indexOfMemory(bank, event.data.memoryId, version);
       const memories = bank.memories.slice();
       memories.splice(index, 1);
-      draft.memory = { ...bank, memories };
-      return;
+      return { ...bank, memories };
     }
     case 'MemoriesUsed': {
       // A memory deleted between retrieval and the narration's append is simply not counted.
       const ids = new Set(event.data.memoryIds);
-      draft.memory = {
+      return {
         ...bank,
         memories: bank.memories.map((m) =>
           ids.has(m.id) ? { ...m, useCount: m.useCount + 1, lastUsedVersion: version } : m,
         ),
       };
-      return;
     }
     case 'SummaryWritten': {
       const d = event.data;
@@ -143,12 +150,11 @@ export function evolveMemory(
         }
         summaries = [...bank.summaries, written];
       }
-      draft.memory = {
+      return {
         ...bank,
         summaries,
         summaryCursor: d.handEdited ? bank.summaryCursor : d.anchorActionId,
       };
-      return;
     }
   }
 }
@@ -159,37 +165,37 @@ export function evolveMemory(
  * named too; the expansion reads only the story actions among them.
  */
 function sourcesOnAnchorLine(
-  state: AdventureState,
+  nodeAt: NodeLookup,
   data: { sourceStart: number | null; sourceEnd: number | null; anchorActionId: string },
 ): string[] {
   if (data.sourceStart === null || data.sourceEnd === null) return [];
   const ids: string[] = [];
-  let node = nodeOf(state, data.anchorActionId);
+  let node = nodeAt(data.anchorActionId);
   while (node && node.depth >= data.sourceStart) {
     if (node.depth <= data.sourceEnd) ids.unshift(node.id);
-    node = node.parentId === null ? undefined : nodeOf(state, node.parentId);
+    node = node.parentId === null ? undefined : nodeAt(node.parentId);
   }
   return ids;
 }
 
 /** The ancestor of `actionId` at `depth` (itself at its own depth), or null. */
-function ancestorAt(state: AdventureState, actionId: string, depth: number): string | null {
-  let node = nodeOf(state, actionId);
+function ancestorAt(nodeAt: NodeLookup, actionId: string, depth: number): string | null {
+  let node = nodeAt(actionId);
   while (node && node.depth > depth) {
-    node = node.parentId === null ? undefined : nodeOf(state, node.parentId);
+    node = node.parentId === null ? undefined : nodeAt(node.parentId);
   }
   return node && node.depth === depth ? node.id : null;
 }
 
 function covers(
-  state: AdventureState,
+  nodeAt: NodeLookup,
   item: { sourceStart: number | null; sourceEnd: number | null; anchorActionId: string },
   actionId: string,
   depth: number,
 ): boolean {
   if (item.sourceStart === null || item.sourceEnd === null) return false;
   if (depth < item.sourceStart || depth > item.sourceEnd) return false;
-  return ancestorAt(state, item.anchorActionId, depth) === actionId;
+  return ancestorAt(nodeAt, item.anchorActionId, depth) === actionId;
 }
 
 /**
@@ -199,37 +205,45 @@ function covers(
  * cadence writes them again.
  */
 export function withdrawCovering(draft: AdventureState, actionId: string): void {
-  const node = nodeOf(draft, actionId);
-  if (!node) return;
-  const bank = draft.memory;
+  draft.memory = withdrawnCovering(draft.memory, actionId, (id) => nodeOf(draft, id));
+}
+
+/** The bank with what was written from `actionId` withdrawn (see `withdrawCovering`). */
+export function withdrawnCovering(
+  bank: MemoryBankState,
+  actionId: string,
+  nodeAt: NodeLookup,
+): MemoryBankState {
+  const node = nodeAt(actionId);
+  if (!node) return bank;
   let earliestMemory = Number.POSITIVE_INFINITY;
   let earliest = Number.POSITIVE_INFINITY;
   let changed = false;
   const memories = bank.memories.map((memory) => {
-    if (memory.withdrawn || !covers(draft, memory, actionId, node.depth)) return memory;
+    if (memory.withdrawn || !covers(nodeAt, memory, actionId, node.depth)) return memory;
     changed = true;
     earliestMemory = Math.min(earliestMemory, memory.sourceStart ?? earliestMemory);
     earliest = Math.min(earliest, earliestMemory);
     return { ...memory, withdrawn: true };
   });
   const summaries = bank.summaries.map((version) => {
-    if (version.withdrawn || !covers(draft, version, actionId, node.depth)) return version;
+    if (version.withdrawn || !covers(nodeAt, version, actionId, node.depth)) return version;
     changed = true;
     earliest = Math.min(earliest, version.sourceStart ?? earliest);
     return { ...version, withdrawn: true };
   });
-  if (!changed) return;
+  if (!changed) return bank;
   // Only a cursor on the edited action's line, and past the target, moves: never forwards. The
   // summaries' sources rewind the summarizer only; memories rewind both (the summary is made
   // from them).
   const rewind = (cursor: string | null, target: number): string | null => {
-    const at = cursor === null ? undefined : nodeOf(draft, cursor);
+    const at = cursor === null ? undefined : nodeAt(cursor);
     if (cursor === null || !at || at.depth <= target) return cursor;
     const shared = Math.min(at.depth, node.depth);
-    if (ancestorAt(draft, cursor, shared) !== ancestorAt(draft, actionId, shared)) return cursor;
-    return target < 0 ? null : ancestorAt(draft, cursor, target);
+    if (ancestorAt(nodeAt, cursor, shared) !== ancestorAt(nodeAt, actionId, shared)) return cursor;
+    return target < 0 ? null : ancestorAt(nodeAt, cursor, target);
   };
-  draft.memory = {
+  return {
     memories,
     summaries,
     memoryCursor: rewind(bank.memoryCursor, earliestMemory - 1),

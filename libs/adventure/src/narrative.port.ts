@@ -10,10 +10,30 @@ import {
   type Correction,
   type NarrativeState,
   type NarrativeTurn,
+  type StateEvent,
 } from '@chronicle/narrative';
 
 export type NarrativeCorrection = Correction;
 export { initialNarrativeState };
+
+/** What a story node holds for the narrative state (an `ActionNode`'s fields). */
+interface ContributingNode {
+  erased: boolean;
+  accepted: StateEvent[];
+  retconned: number[];
+  corrections: Correction[];
+}
+
+/** What a node adds to the narrative state; an erased node keeps only the player's corrections. */
+export function contribution(node: ContributingNode): NarrativeTurn {
+  return node.erased
+    ? { accepted: [], corrections: node.corrections }
+    : { accepted: node.accepted, retconned: node.retconned, corrections: node.corrections };
+}
+
+export function hasContribution(node: ContributingNode): boolean {
+  return node.accepted.length > 0 || node.corrections.length > 0;
+}
 
 /**
  * The state after one node's contribution: its accepted events minus the retconned ones, then

@@ -12,16 +12,22 @@
 // (cardIdsHeld, cardsHeld), because any of them may come back and the adventure must then still
 // hold at most that many cards, each id once.
 import type { StoryCard } from './adventure.events';
-import { nodeOf, type AdventureState } from './adventure.state';
+import type { AdventureState } from './adventure.state';
+
+/** The fields these rules read and replace: the fast fold's state and the plain `evolve`'s both have them. */
+type CardsState = Pick<
+  AdventureState,
+  'cards' | 'parkedCards' | 'scriptCardHomes' | 'head' | 'inFlight'
+>;
 
 /** A card a script just added: at home on the node at the head (the one its append wrote). */
-export function homeScriptCard(draft: AdventureState, cardId: string): void {
+export function homeScriptCard(draft: CardsState, cardId: string): void {
   if (draft.head === null) return;
   draft.scriptCardHomes = { ...draft.scriptCardHomes, [cardId]: draft.head };
 }
 
 /** A card removed for good: it has no home any more. */
-export function forgetScriptCards(draft: AdventureState, cardIds: readonly string[]): void {
+export function forgetScriptCards(draft: CardsState, cardIds: readonly string[]): void {
   const homes = draft.scriptCardHomes;
   if (!cardIds.some((id) => id in homes)) return;
   const kept = { ...homes };
@@ -30,7 +36,7 @@ export function forgetScriptCards(draft: AdventureState, cardIds: readonly strin
 }
 
 /** An import that replaces every card replaces the parked ones too: they do not come back. */
-export function dropParkedCards(draft: AdventureState): void {
+export function dropParkedCards(draft: CardsState): void {
   if (draft.parkedCards.length === 0) return;
   forgetScriptCards(
     draft,
@@ -39,20 +45,19 @@ export function dropParkedCards(draft: AdventureState): void {
   draft.parkedCards = [];
 }
 
-function hasHomes(draft: AdventureState): boolean {
+function hasHomes(draft: CardsState): boolean {
   for (const _ in draft.scriptCardHomes) return true;
   return false;
 }
 
-/** After the head or the turn in flight moved: park the cards whose home left, bring back those whose home returned. */
-export function followPath(draft: AdventureState): void {
+/**
+ * After the head or the turn in flight moved: park the cards whose home left, bring back those
+ * whose home returned. `onPath` tells whether a node is on the path at the head.
+ */
+export function followPath(draft: CardsState, onPath: (id: string) => boolean): void {
   if (draft.parkedCards.length === 0 && !hasHomes(draft)) return;
   const homes = draft.scriptCardHomes;
   const replaced = draft.inFlight?.replacesActionId ?? null;
-  const onPath = (id: string): boolean => {
-    const node = nodeOf(draft, id);
-    return node !== undefined && draft.path[node.depth]?.id === id;
-  };
   const atHome = (card: StoryCard): boolean => {
     const home = homes[card.id];
     return home === undefined || (home !== replaced && onPath(home));

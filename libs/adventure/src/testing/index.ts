@@ -1,1 +1,2 @@
 export * from './adventure.factory';
+export * from './plain-view';
