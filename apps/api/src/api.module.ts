@@ -13,7 +13,6 @@ import { AuthModule } from './auth/auth.module';
 import { ReplayModule } from './replay/replay.module';
 import { StoryCardLoreUseCase } from './adventures/story-card-lore.use-case';
 import { AdventureCommandsUseCase } from './adventures/adventure-commands.use-case';
-import { AdventureIndexRepository } from './adventures/adventure-index.repository';
 import { AdventureReader } from './adventures/adventure.reader';
 import { AdventuresController } from './adventures/adventures.controller';
 import { ContextPreviewUseCase } from './adventures/context-preview.use-case';
@@ -66,7 +65,6 @@ export class ApiModule {
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: APP_INTERCEPTOR, useClass: SlowStatementsInterceptor },
-        AdventureIndexRepository,
         AdventureReader,
         CreateAdventureUseCase,
         AdventureCommandsUseCase,

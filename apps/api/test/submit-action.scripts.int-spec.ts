@@ -19,7 +19,6 @@ import {
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { withLogContext } from '@chronicle/platform';
 import Redis from 'ioredis';
-import { AdventureIndexRepository } from '../src/adventures/adventure-index.repository';
 import { SubmitActionUseCase } from '../src/adventures/submit-action.use-case';
 
 // onInput is not idempotent (Math.random, counters): a 409 after the handler's conflict retries
@@ -84,7 +83,6 @@ it('a resend after a 409 reuses the first onInput result: the script ran once, i
   );
   const useCase = new SubmitActionUseCase(
     adventures,
-    new AdventureIndexRepository(database.db),
     new TurnStreamPublisher(redis, testQueuePrefix('submit-scripts')),
     pool,
     { hookTimeoutMs: 2_000, turnBudgetMs: 5_000, memoryLimitMb: 64 },

@@ -11,6 +11,10 @@ import {
   recordedAfter,
   projectorVersion,
   initialState,
+  isDomainError,
+  isTurnResend,
+  isTurnStartCommand,
+  originalTurnStart,
   readModelsAfter,
   upcast,
   type AdventureState,
@@ -83,6 +87,13 @@ export interface HandleOptions {
    * may be stale), decides again on a fresh load.
    */
   state?: AdventureState;
+  /**
+   * The fingerprint of the request a turn-starting command's key stands for: the key is then an
+   * idempotency key (see turn.idempotency.ts). A resend is answered with the original event
+   * (`original`), never a second turn; the same key with another request is a 422. Recorded in
+   * the events' metadata as `requestFingerprint`.
+   */
+  fingerprint?: string;
 }
 
 export interface Handled {
@@ -92,6 +103,8 @@ export interface Handled {
   events: RecordedAdventureEvent[];
   /** True when every event id was already stored: the original append is the answer. */
   duplicate: boolean;
+  /** The event that started the turn this request's key already started, upcast: a resend. */
+  original?: RecordedAdventureEvent;
 }
 
 const CONFLICT_RETRIES = 5;
@@ -251,15 +264,34 @@ export class AdventureCommandHandler {
   ): Promise<Handled> {
     const streamId = adventureStreamId(adventureId);
     const key = command.key ?? randomUUID();
+    const { fingerprint } = options;
+    const turnStart = isTurnStartCommand(command) ? { ...command, key } : null;
+    const resendOf =
+      fingerprint !== undefined && turnStart
+        ? (state: AdventureState) => this.resendAnswer(adventureId, key, fingerprint, state)
+        : null;
+    const recordedMetadata =
+      fingerprint === undefined ? metadata : { ...metadata, requestFingerprint: fingerprint };
     for (let attempt = 1; ; attempt++) {
       const known = attempt === 1 ? options.state : undefined;
       const loaded = known ?? (await this.load(adventureId)) ?? initialState();
+      if (resendOf && turnStart && isTurnResend(loaded, turnStart)) {
+        const answer = await resendOf(loaded);
+        if (answer) return answer;
+      }
       let events: DecidedEvent[];
       try {
         events = decideCommand(command, loaded);
       } catch (error) {
         // A refusal of a state that may be stale is no answer: decide again on the head.
         if (known) continue;
+        // A copy of this request won the race (its turn is in flight, its action exists), or the
+        // key names a turn too old for the projection to show, which the decider refused before
+        // the append could recognise it: the original is the answer.
+        if (resendOf && isRefusal(error)) {
+          const answer = await resendOf(loaded);
+          if (answer) return answer;
+        }
         throw error;
       }
       if (events.length === 0) {
@@ -273,7 +305,7 @@ export class AdventureCommandHandler {
         type: event.type,
         schemaVersion: EVENT_SCHEMA_VERSIONS[event.type],
         data: event.data,
-        metadata: event.metadata ? { ...metadata, ...event.metadata } : metadata,
+        metadata: event.metadata ? { ...recordedMetadata, ...event.metadata } : recordedMetadata,
       }));
       const recorded = recordedAfter(loaded, events);
       const state = projectFrom(loaded, recorded);
@@ -283,10 +315,7 @@ export class AdventureCommandHandler {
           outbox: jobsAfter(events, state, jobOrigin(metadata)).map(outboxRow),
           readModels: readModelsAfter(events, state),
         });
-        if (result.duplicate) {
-          this.cache.delete(adventureId);
-          return { state: await this.get(adventureId), events: [], duplicate: true };
-        }
+        if (result.duplicate) return await this.duplicateOf(adventureId, resendOf);
         const id = state.id ?? adventureId;
         this.remember(id, state);
         this.rememberTexts(id, recorded);
@@ -299,8 +328,7 @@ export class AdventureCommandHandler {
         // means this command is done: the original append is the answer, and nothing new is
         // appended.
         if (error instanceof EventIdReuseError && (await this.eventStore.hasEvent(streamId, key))) {
-          this.cache.delete(adventureId);
-          return { state: await this.get(adventureId), events: [], duplicate: true };
+          return await this.duplicateOf(adventureId, resendOf);
         }
         if (error instanceof StreamVersionConflictError && attempt < CONFLICT_RETRIES) {
           // The caller's state was merely behind: the next load brings the cached one up to date.
@@ -310,6 +338,38 @@ export class AdventureCommandHandler {
         throw error;
       }
     }
+  }
+
+  /** The answer to a command found appended before: the head, and the original of a resend. */
+  private async duplicateOf(
+    adventureId: string,
+    resendOf: ((state: AdventureState) => Promise<Handled | null>) | null,
+  ): Promise<Handled> {
+    this.cache.delete(adventureId);
+    const state = await this.get(adventureId);
+    return (await resendOf?.(state)) ?? { state, events: [], duplicate: true };
+  }
+
+  /**
+   * The original turn-starting event the key names, read from the log and upcast, checked
+   * against the request's fingerprint (originalTurnStart: a 422 for another request); null when
+   * the key names no turn's start, and the command is decided as any other.
+   */
+  private async resendAnswer(
+    adventureId: string,
+    key: string,
+    fingerprint: string,
+    state: AdventureState,
+  ): Promise<Handled | null> {
+    const stored = await this.eventStore.readEvent(adventureStreamId(adventureId), key);
+    if (!stored) return null;
+    const original = originalTurnStart(
+      key,
+      toRecorded(stored),
+      stored.metadata.requestFingerprint,
+      fingerprint,
+    );
+    return original && { state, events: [], duplicate: true, original };
   }
 
   /**
@@ -418,6 +478,14 @@ export class AdventureCommandHandler {
   private remember(adventureId: string, state: AdventureState): void {
     this.cache.set(adventureId, state);
   }
+}
+
+/** The decider's refusals, which a racing copy of the same request can cause. */
+function isRefusal(error: unknown): boolean {
+  return (
+    isDomainError(error) &&
+    (error.kind === 'conflict' || error.kind === 'invalid' || error.kind === 'not_found')
+  );
 }
 
 /** The request id and receive time a command's metadata carries, for the jobs it causes. */

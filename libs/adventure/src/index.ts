@@ -27,3 +27,4 @@ export * from './script.notices';
 export type { NarrativeCorrection } from './narrative.port';
 export * from './event.validation';
 export * from './read-models';
+export * from './turn.idempotency';

@@ -198,6 +198,17 @@ export class EventStoreRepository {
     return rows.map((row) => this.toStoredEvent(row));
   }
 
+  /** The stream's event with this id, as stored; null when it holds none. */
+  async readEvent(streamId: string, eventId: string): Promise<StoredEvent | null> {
+    const row = await this.db
+      .selectFrom('events')
+      .select(EVENT_COLUMNS)
+      .where('stream_id', '=', streamId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst();
+    return row ? this.toStoredEvent(row) : null;
+  }
+
   /** Whether the stream holds an event with this id. */
   async hasEvent(streamId: string, eventId: string): Promise<boolean> {
     const row = await this.db

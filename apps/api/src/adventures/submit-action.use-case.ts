@@ -2,18 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   formatPlayerInput,
+  runsInputScripts,
   type ScriptedInput,
   type PlayerActionType,
-  isDomainError,
-  nodeOf,
   scriptStreamFrames,
-  turnStatus,
-  UnprocessableError,
-  type AdventureCommand,
   type AdventureState,
   type InputType,
   type PlayerActed,
-  type PlayerActedData,
+  type RecordedAdventureEvent,
+  type TurnStartCommand,
 } from '@chronicle/adventure';
 import { AdventureCommandHandler, scriptHookBase } from '@chronicle/adventure-store';
 import { LruCache } from '@chronicle/platform';
@@ -35,7 +32,6 @@ import { currentLogContext } from '@chronicle/platform';
 import { TurnStreamPublisher, type TurnFrame } from '@chronicle/turn-stream';
 import { requestReceivedAt } from '../http/correlation.middleware';
 import { requestMetadata } from '../http/request-actor';
-import { AdventureIndexRepository } from './adventure-index.repository';
 import { turnStreamPath } from './adventure.reader';
 import { requestFingerprint, turnIdFor } from './turn-id';
 
@@ -49,32 +45,15 @@ export interface TurnAccepted {
   stream: string;
 }
 
-const PLAYER_ACTIONS: ReadonlySet<string> = new Set(['do', 'say', 'story']);
-
 /** The request an idempotency key stands for, as its fingerprint covers it. */
 type TurnRequest = { kind: 'act'; type: InputType; text: string } | { kind: 'retry' };
 
-/** The projection shows that this client id already started a turn here. */
-function isResend(state: AdventureState, clientId: string, turnId: string): boolean {
-  const node = nodeOf(state, clientId);
-  if (node) return PLAYER_ACTIONS.has(node.type) && node.turnId !== null;
-  return turnStatus(state, turnId) !== null;
-}
-
-/** The decider's refusals, which a racing copy of the same request can cause. */
-function isRefusal(error: unknown): boolean {
-  return (
-    isDomainError(error) &&
-    (error.kind === 'conflict' || error.kind === 'invalid' || error.kind === 'not_found')
-  );
-}
-
 /**
- * Starts turns: a player action (or continue) and a retry. The client's id is the idempotency
- * key: it is the id of the event that starts the turn, and the turn id is derived from it in
- * the adventure's namespace (turn-id.ts). A resend with the same body finds the original in the
- * log and gets the same answer — never a second turn, never a 409 — even when two copies race;
- * a resend with another body is a 422 naming the conflict.
+ * Starts turns: a player action (or continue) and a retry, as parse → onInput scripts → handle →
+ * announce. The client's id is the idempotency key: it is the id of the event that starts the
+ * turn, and the turn id is derived from it in the adventure's namespace (turn-id.ts). The command
+ * handler answers a resend with the original — never a second turn, never a 409, even when two
+ * copies race — and refuses another body under the same key with a 422 (turn.idempotency.ts).
  */
 @Injectable()
 export class SubmitActionUseCase {
@@ -92,7 +71,6 @@ export class SubmitActionUseCase {
 
   constructor(
     private readonly adventures: AdventureCommandHandler,
-    private readonly index: AdventureIndexRepository,
     private readonly stream: TurnStreamPublisher,
     private readonly sandbox: ScriptSandboxPool,
     @Inject(SCRIPT_RUN_LIMITS) private readonly scriptLimits: ScriptRunLimits,
@@ -114,22 +92,23 @@ export class SubmitActionUseCase {
     const fingerprint = requestFingerprint(request);
     const resultKey = clientId === undefined ? null : `${turnId}\u0000${fingerprint}`;
     const remembered = resultKey === null ? undefined : this.inputResults.get(resultKey);
+    const command: TurnStartCommand & { type: 'SubmitAction' } = {
+      type: 'SubmitAction',
+      key: eventId,
+      data: { turnId, inputType: input.type, text: input.text ?? '', actionId: eventId },
+    };
     const scripted =
       input.type === 'continue' || remembered
         ? { script: remembered }
-        : await this.runInputScripts(adventureId, clientId, turnId, input.type, input.text ?? '');
+        : await this.runInputScripts(adventureId, command, input.type, input.text ?? '');
     const script = scripted.script;
     if (script && resultKey !== null) this.inputResults.set(resultKey, script);
-    const accepted = await this.start(adventureId, eventId, clientId, fingerprint, scripted.state, {
-      type: 'SubmitAction',
-      data: {
-        turnId,
-        inputType: input.type,
-        text: input.text ?? '',
-        actionId: eventId,
-        ...(script ? { script } : {}),
-      },
-    });
+    const accepted = await this.start(
+      adventureId,
+      fingerprint,
+      scripted.state,
+      script ? { ...command, data: { ...command.data, script } } : command,
+    );
     // In the log now: a resend finds the turn there and runs nothing.
     if (resultKey !== null) this.inputResults.delete(resultKey);
     return accepted;
@@ -137,7 +116,7 @@ export class SubmitActionUseCase {
 
   /**
    * onInput, before PlayerActed (docs/scripting.md §3.1): the adventure's enabled scripts on the formatted
-   * input, after the resend check (a known action id runs nothing). No script when there is
+   * input, when they may run (`runsInputScripts`: a resend runs nothing). No script when there is
    * nothing to run; the decider then writes the typed text as before. With no script run, the
    * projection it read is handed on (`state`): the decision reads it too, so a turn costs one
    * load (the append at its version proves it current). After a script run, which takes time,
@@ -145,17 +124,13 @@ export class SubmitActionUseCase {
    */
   private async runInputScripts(
     adventureId: string,
-    clientId: string | undefined,
-    turnId: string,
+    command: TurnStartCommand,
     type: PlayerActionType,
     typed: string,
   ): Promise<{ script?: ScriptedInput; state?: AdventureState }> {
     const state = await this.adventures.get(adventureId);
     const none = { state };
-    if (state.id === null) return none;
-    if (!state.scripts.some((s) => s.enabled && s.input.trim() !== '')) return none;
-    if (clientId !== undefined && isResend(state, clientId, turnId)) return none;
-    if (turnStatus(state, turnId) !== null || state.inFlight) return none;
+    if (!runsInputScripts(state, command)) return none;
     let text: string | null;
     try {
       text = formatPlayerInput(type, typed);
@@ -219,97 +194,44 @@ export class SubmitActionUseCase {
     const eventId = clientId ?? randomUUID();
     const turnId = turnIdFor(adventureId, eventId);
     const fingerprint = requestFingerprint({ kind: 'retry' } satisfies TurnRequest);
-    return this.start(adventureId, eventId, clientId, fingerprint, undefined, {
+    return this.start(adventureId, fingerprint, undefined, {
       type: 'RequestRetry',
+      key: eventId,
       data: { turnId },
     });
   }
 
   /**
-   * One load (`loaded`, when the caller read it just now): the resend check and the decision
-   * read the same projection. A resend the projection cannot show (a turn older than it
-   * remembers) is caught by the event id instead: the append finds it stored and answers with
-   * the original.
+   * One load (`loaded`, when the caller read it just now): the handler's resend check and its
+   * decision read the same projection, and the append at its version proves it current.
    */
   private async start(
     adventureId: string,
-    eventId: string,
-    clientId: string | undefined,
     fingerprint: string,
     loaded: AdventureState | undefined,
-    command: AdventureCommand & { data: { turnId: string } },
+    command: TurnStartCommand,
   ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
     currentLogContext().turnId = turnId;
-    try {
-      const state = loaded ?? (await this.adventures.get(adventureId));
-      if (clientId !== undefined && isResend(state, clientId, turnId)) {
-        const original = await this.originalTurn(adventureId, clientId, fingerprint);
-        if (original) return original;
-      }
-      // Decided on the state just read: the append at its version proves it current. The
-      // narrate job follows from the event (see `jobsAfter`).
-      const handled = await this.adventures.handle(
-        adventureId,
-        { ...command, key: eventId },
-        // requestedAt goes with the narrate job: POST → model request is measured from it.
-        { ...requestMetadata(), requestFingerprint: fingerprint, requestedAt: requestReceivedAt() },
-        { state },
-      );
-      if (handled.duplicate && clientId !== undefined) {
-        const original = await this.originalTurn(adventureId, clientId, fingerprint);
-        if (original) return original;
-      }
-      const started = handled.events[0];
-      if (started?.type === 'PlayerActed') await this.announce(turnId, started);
-      await this.announceScripts(turnId, handled.events, handled.state.scripts);
-      const action = started?.type === 'PlayerActed' ? started.data.action : null;
-      return {
-        turnId,
-        actionId: action?.id ?? null,
-        version: started?.version ?? handled.state.version,
-        stream: turnStreamPath(adventureId, turnId),
-      };
-    } catch (error) {
-      // A copy of this request won the race (its turn is now in flight, or its action exists),
-      // or the id names a turn too old for the projection to show, which the decider refused
-      // before the append could recognise it: answer with that turn.
-      if (clientId !== undefined && isRefusal(error)) {
-        const original = await this.originalTurn(adventureId, clientId, fingerprint);
-        if (original) return original;
-      }
-      throw error;
-    }
-  }
-
-  /**
-   * The turn a client id already started, read from the event it named; null when the id names
-   * no turn-starting event here (it is new, or names a narration: the decider refuses that).
-   * The same key with another body is refused (422): a key promises one request.
-   */
-  private async originalTurn(
-    adventureId: string,
-    clientId: string,
-    fingerprint: string,
-  ): Promise<TurnAccepted | null> {
-    const stored = await this.index.eventById(adventureId, clientId);
-    if (!stored || (stored.type !== 'PlayerActed' && stored.type !== 'RetryRequested')) {
-      return null;
-    }
-    const original = (stored.metadata as { requestFingerprint?: unknown } | null)
-      ?.requestFingerprint;
-    // Events written before fingerprints were recorded answer as before: the original turn.
-    if (typeof original === 'string' && original !== fingerprint) {
-      throw new UnprocessableError(
-        `id ${clientId} was already used for a different request (${describeStored(stored.type, stored.data)}); resend the same body with that id, or send a new id`,
-      );
-    }
-    const data = stored.data as { turnId: string; action?: PlayerActedData['action'] };
+    const state = loaded ?? (await this.adventures.get(adventureId));
+    // The narrate job follows from the event (see `jobsAfter`).
+    const handled = await this.adventures.handle(
+      adventureId,
+      command,
+      // requestedAt goes with the narrate job: POST → model request is measured from it.
+      { ...requestMetadata(), requestedAt: requestReceivedAt() },
+      { state, fingerprint },
+    );
+    if (handled.original) return accepted(adventureId, handled.original);
+    const started = handled.events[0];
+    if (started?.type === 'PlayerActed') await this.announce(turnId, started);
+    await this.announceScripts(turnId, handled.events, handled.state.scripts);
+    const action = started?.type === 'PlayerActed' ? started.data.action : null;
     return {
-      turnId: data.turnId,
-      actionId: data.action?.id ?? null,
-      version: stored.version,
-      stream: turnStreamPath(adventureId, data.turnId),
+      turnId,
+      actionId: action?.id ?? null,
+      version: started?.version ?? handled.state.version,
+      stream: turnStreamPath(adventureId, turnId),
     };
   }
 
@@ -361,8 +283,13 @@ export class SubmitActionUseCase {
   }
 }
 
-function describeStored(type: string, data: unknown): string {
-  if (type === 'RetryRequested') return 'a retry';
-  const inputType = (data as { inputType?: string }).inputType ?? 'an action';
-  return inputType === 'continue' ? 'a continue' : `a "${inputType}" action with other text`;
+/** The answer to a resend: the turn its original event started, where that event sits. */
+function accepted(adventureId: string, original: RecordedAdventureEvent): TurnAccepted {
+  const turnId = (original.data as { turnId: string }).turnId;
+  return {
+    turnId,
+    actionId: original.type === 'PlayerActed' ? (original.data.action?.id ?? null) : null,
+    version: original.version,
+    stream: turnStreamPath(adventureId, turnId),
+  };
 }
