@@ -1,6 +1,6 @@
 // Postgres is the system of record and Redis only the transport: this pass rebuilds Redis's part
-// from the log. Every RECONCILE_INTERVAL_MS it compares the turns in flight (turns_in_flight,
-// kept from the log by a trigger) with their narrate jobs, and puts back under the turn's
+// from the log. Every RECONCILE_INTERVAL_MS it compares the turns in flight (the turns_in_flight
+// read model, written with the events; TurnsInFlightRepository) with their narrate jobs, and puts back under the turn's
 // deterministic job id every job that is missing (Redis lost its data), failed (its final
 // failure could not be recorded) or stalled with nobody left to notice; a turn put back more
 // than RECONCILE_MAX_REQUEUES times, or in flight past NARRATE_TURN_DEADLINE_MS, is ended. It
@@ -19,13 +19,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import {
-  adventureIdOfStream,
-  decideTurnStep,
-  type TurnFact,
-  type TurnRun,
-  type TurnStep,
-} from '@chronicle/adventure';
+import { decideTurnStep, type TurnFact, type TurnRun, type TurnStep } from '@chronicle/adventure';
+import { TurnsInFlightRepository } from '@chronicle/adventure-store';
 import { EVENT_STORE_DB, type Database } from '@chronicle/event-store';
 import { ChronicleMetrics } from '@chronicle/metrics';
 import { ControlPlane, describeError, type AppConfig } from '@chronicle/platform';
@@ -64,6 +59,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     @Inject(EVENT_STORE_DB) private readonly db: Kysely<Database>,
+    private readonly turns: TurnsInFlightRepository,
     private readonly producer: QueueProducer,
     private readonly narrateTurn: NarrateTurnUseCase,
     private readonly controlPlane: ControlPlane,
@@ -139,30 +135,15 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
     };
     report.memoryRequeued = await this.memoryAfterDataLoss(db);
     // A turn younger than one interval belongs to the outbox's fast path still.
-    const rows = await db
-      .selectFrom('turns_in_flight')
-      .select([
-        'stream_id',
-        'turn_id',
-        'requeues',
-        sql<number>`(extract(epoch FROM now() - started_at) * 1000)::float8`.as('age_ms'),
-      ])
-      .where(
-        sql<boolean>`started_at < now() - make_interval(secs => ${this.config.reconcileIntervalMs / 1000})`,
-      )
-      .orderBy('started_at')
-      .limit(BATCH)
-      .execute();
+    const rows = await this.turns.olderThan(this.config.reconcileIntervalMs, BATCH);
     report.inFlight = rows.length;
     const unlocked = new Set<string>();
     const queue = this.producer.queue(QueueName.Narrate);
     for (const row of rows) {
-      const adventureId = adventureIdOfStream(row.stream_id);
-      if (!adventureId) continue;
-      const turnId = row.turn_id;
+      const { adventureId, turnId } = row;
       const overdue = this.failureFor({
         type: 'Reconciled',
-        ageMs: row.age_ms,
+        ageMs: row.ageMs,
         requeues: row.requeues,
       });
       if (overdue) {
@@ -182,7 +163,7 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
         repair = this.unlocked.has(jobId);
       }
       if (!repair) continue;
-      if (!(await this.stillInFlight(db, row.stream_id, turnId))) continue;
+      if (!(await this.turns.isInFlight(adventureId, turnId))) continue;
       const lost = this.failureFor({ type: 'JobNotRunning', requeues: row.requeues });
       if (lost) {
         if (await this.end(adventureId, turnId, lost, row.requeues)) report.lost++;
@@ -192,14 +173,9 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
       // no-op. A remove that loses to a worker taking the job is harmless: the add then no-ops.
       await queue.remove(jobId).catch(() => undefined);
       // The turn's start (its row's, on this clock): POST → model request counts the loss too.
-      const requestedAt = Math.round(Date.now() - row.age_ms);
+      const requestedAt = Math.round(Date.now() - row.ageMs);
       await this.producer.enqueue(JobName.NarrateTurn, { adventureId, turnId, requestedAt });
-      await db
-        .updateTable('turns_in_flight')
-        .set({ requeues: sql`requeues + 1`, requeued_at: sql`now()` })
-        .where('stream_id', '=', row.stream_id)
-        .where('turn_id', '=', turnId)
-        .execute();
+      await this.turns.countRequeue(adventureId, turnId);
       report.requeued++;
       this.logger.warn({
         msg: 'narrate job re-enqueued',
@@ -212,20 +188,6 @@ export class TurnReconciler implements OnApplicationBootstrap, OnApplicationShut
     }
     this.unlocked = unlocked;
     return report;
-  }
-
-  private async stillInFlight(
-    db: Kysely<Database>,
-    streamId: string,
-    turnId: string,
-  ): Promise<boolean> {
-    const row = await db
-      .selectFrom('turns_in_flight')
-      .select('turn_id')
-      .where('stream_id', '=', streamId)
-      .where('turn_id', '=', turnId)
-      .executeTakeFirst();
-    return row !== undefined;
   }
 
   /** The failure the turn workflow records for a fact of this pass; null: the pass goes on. */

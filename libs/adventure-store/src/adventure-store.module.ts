@@ -1,9 +1,16 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
-import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
+import {
+  EVENT_STORE_DB,
+  EventStoreRepository,
+  SnapshotRepository,
+  type Database,
+} from '@chronicle/event-store';
+import type { Kysely } from 'kysely';
 import {
   AdventureCommandHandler,
   type AdventureCommandHandlerOptions,
 } from './adventure.command-handler';
+import { TurnsInFlightRepository } from './turns-in-flight.repository';
 
 @Global()
 @Module({})
@@ -18,8 +25,13 @@ export class AdventureStoreModule {
             new AdventureCommandHandler(events, snapshots, options),
           inject: [EventStoreRepository, SnapshotRepository],
         },
+        {
+          provide: TurnsInFlightRepository,
+          useFactory: (db: Kysely<Database>) => new TurnsInFlightRepository(db),
+          inject: [EVENT_STORE_DB],
+        },
       ],
-      exports: [AdventureCommandHandler],
+      exports: [AdventureCommandHandler, TurnsInFlightRepository],
     };
   }
 }

@@ -10,3 +10,4 @@ export * from './adventure-export';
 export * from './adventure-import';
 export * from './adventure-infrastructure';
 export * from './script-hook.input';
+export * from './turns-in-flight.repository';
