@@ -8,6 +8,15 @@ import { fromVectorBytes, toVectorBytes } from './embedding.repository';
 /** The text search configuration of `tsv` (stems, English stop words dropped). */
 export const PASSAGE_TEXT_CONFIG = 'english';
 
+/**
+ * ts_rank's normalisation of a word's weight in a passage: 2 divides by the passage's length,
+ * so a long narration does not outrank a short turn for saying a word more often. Chosen by the
+ * recall bench's sweep (BENCHMARKS.md, "Issue 26: recall"): 0, 4, 16 and 32 (none, log of
+ * unique words, harmonic distance, rank/(rank+1)) and 1 (1 + log length) each missed 2 more of
+ * the 30 questions at 4k than 2 and 8 (length, unique words) did.
+ */
+const RANK_NORMALIZATION = 2;
+
 export interface PassageRow {
   actionId: string;
   textVersion: number;
@@ -20,7 +29,7 @@ export interface PassageRow {
 export interface LexicalHit {
   actionId: string;
   textVersion: number;
-  /** ts_rank_cd of the passage for the query. */
+  /** Σ over the query's words of idf × ts_rank (see searchWords). */
   score: number;
 }
 
@@ -62,16 +71,39 @@ export class StoryPassageRepository {
 
   /**
    * The passages of the adventure matching any word of `query` (a to_tsquery text of ORed
-   * words: libs/memory's lexicalQuery), best first by ts_rank_cd, at most `limit`. Every node
-   * of the tree is searched; the caller keeps those on the path.
+   * words: libs/memory's lexicalQuery), best first, at most `limit`. Every node of the tree is
+   * searched; the caller keeps those on the path.
+   *
+   * Each word weighs by its rarity in this story (BM25's idf over the adventure's passages)
+   * times its ts_rank in the passage, length-normalised: ts_rank_cd over the ORed words alone
+   * scored "work" as high as "commute" and favoured long passages that say the common words
+   * often, so the turn that answered ("my daily commute takes 45 minutes") ranked below
+   * narrations that merely talked a lot (the recall bench's --diagnose; BENCHMARKS.md).
    */
   async searchWords(adventureId: string, query: string, limit: number): Promise<LexicalHit[]> {
-    if (query === '') return [];
+    const terms = query === '' ? [] : query.split(' | ');
+    if (terms.length === 0) return [];
     const result = await sql<{ action_id: string; text_version: number; score: number }>`
-      SELECT action_id, text_version, ts_rank_cd(tsv, q) AS score
-      FROM story_passages, to_tsquery(${PASSAGE_TEXT_CONFIG}::regconfig, ${query}) AS q
-      WHERE tsv @@ q AND adventure_id = ${adventureId}
-      ORDER BY score DESC, action_id
+      WITH terms AS (
+        SELECT DISTINCT q FROM unnest(${terms}::text[]) AS t,
+          to_tsquery(${PASSAGE_TEXT_CONFIG}::regconfig, t) AS q
+        WHERE numnode(q) > 0
+      ), total AS (
+        SELECT count(*)::float8 AS n FROM story_passages WHERE adventure_id = ${adventureId}
+      ), weighted AS (
+        SELECT terms.q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
+        FROM terms, total, LATERAL (
+          SELECT count(*)::float8 AS n FROM story_passages
+          WHERE adventure_id = ${adventureId} AND tsv @@ terms.q
+        ) AS df
+        WHERE df.n > 0
+      )
+      SELECT p.action_id, p.text_version,
+             sum(w.idf * ts_rank(p.tsv, w.q, ${RANK_NORMALIZATION}))::float8 AS score
+      FROM story_passages p JOIN weighted w ON p.tsv @@ w.q
+      WHERE p.adventure_id = ${adventureId}
+      GROUP BY p.action_id, p.text_version
+      ORDER BY score DESC, p.action_id
       LIMIT ${limit}
     `.execute(this.db);
     return result.rows.map((row) => ({

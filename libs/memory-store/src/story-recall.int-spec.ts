@@ -4,6 +4,7 @@ import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createEmbedder, OfflineEmbedder } from '@chronicle/llm';
+import { lexicalQuery } from '@chronicle/memory';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { FakeOpenAiServer } from '../../../test/support/fake-openai-server';
 import {
@@ -132,6 +133,28 @@ describe('story passages (real Postgres)', () => {
     );
     expect(found[0].fused).toBeCloseTo(2 / 61);
     expect(found[0].position).toBe(2);
+  });
+
+  it('given a rare word in one short turn and a common one in long narrations, when the player asks with both, then the short turn ranks first by words', async () => {
+    const adventureId = await create();
+    for (let i = 0; i < 6; i++) {
+      await turn(
+        adventureId,
+        `go to work ${i}`,
+        `Work, work and more work: the long day at the work bench wears on, shift ${i}, and the ` +
+          'foreman talks of work until the lamps are lit over the yard and the rain comes in.',
+      );
+    }
+    const commute = await turn(adventureId, 'My daily commute takes 45 minutes.', 'Noted.');
+    await filler(adventureId, 4);
+    const state = await adventures.get(adventureId);
+    await recall.catchUp(state);
+    const hits = await passages.searchWords(
+      adventureId,
+      lexicalQuery('How long is my daily commute to work?'),
+      10,
+    );
+    expect(hits[0].actionId).toBe(commute.playerActionId);
   });
 
   it('given an undo past the fact, then it is not recalled; given a redo, it is again', async () => {
