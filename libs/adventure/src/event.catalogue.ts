@@ -1,13 +1,20 @@
 // Every event type of an adventure stream, declared once: the schema version written today, the
 // part it plays in a turn, and the model call it records, if any. What used to be a list in each
 // place that needed one (the projector's turn bookkeeping, the turn-in-flight read model, the
-// outbox's jobs, an import's checks, the budget's usage) reads it here, so a new event type is
+// outbox's jobs, an import's checks and bounds, the budget's usage) reads it here, so a new event type is
 // declared in one line and a missing line does not compile.
 
 import type { AdventureEvent, AdventureEventType } from './adventure.events';
 import type { MemoryEvent } from './memory.events';
 import type { ModelCallPurpose } from './model-call';
 import type { ScriptEvent } from './script.events';
+import {
+  EVENT_CHECKS,
+  SCRIPT_SOURCE_BOUNDS,
+  SCRIPT_STATE_BOUNDS,
+  type EventCheck,
+  type JsonBounds,
+} from './event.checks';
 
 /**
  * What an event does to the adventure's turn: `starts` one (it is then in flight, and a narrate
@@ -35,6 +42,10 @@ export interface EventDeclaration<T extends AdventureEventType> {
   family: 'adventure' | 'memory' | 'script';
   /** The model call it records: only the paid ones (the offline narrator costs nothing). */
   usage?: (data: EventOf<T>['data']) => ModelCallRecord | null;
+  /** What its data must hold, for an event that arrives already made (an import): event.checks.ts. */
+  check?: EventCheck<T>;
+  /** How long its strings, how deep and long its lists may be, when not the usual (JsonBounds). */
+  bounds?: JsonBounds;
 }
 
 type Catalogue = { readonly [T in AdventureEventType]: EventDeclaration<T> };
@@ -58,14 +69,19 @@ function record(
 }
 
 export const EVENT_CATALOGUE: Catalogue = {
-  AdventureCreated: { ...NEITHER, schemaVersion: 2 },
-  AdventureEdited: { ...NEITHER, schemaVersion: 1 },
-  StoryCardAdded: { ...NEITHER, schemaVersion: 1 },
-  StoryCardEdited: { ...NEITHER, schemaVersion: 1 },
-  StoryCardRemoved: { ...NEITHER, schemaVersion: 1 },
-  StoryCardsImported: { ...NEITHER, schemaVersion: 1 },
-  PlayerActed: { ...NEITHER, schemaVersion: 1, turn: 'starts' },
-  RetryRequested: { ...NEITHER, schemaVersion: 1, turn: 'starts' },
+  AdventureCreated: { ...NEITHER, schemaVersion: 2, check: EVENT_CHECKS.AdventureCreated },
+  AdventureEdited: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.AdventureEdited },
+  StoryCardAdded: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.StoryCardAdded },
+  StoryCardEdited: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.StoryCardEdited },
+  StoryCardRemoved: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.StoryCardRemoved },
+  StoryCardsImported: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.StoryCardsImported },
+  PlayerActed: { ...NEITHER, schemaVersion: 1, turn: 'starts', check: EVENT_CHECKS.PlayerActed },
+  RetryRequested: {
+    ...NEITHER,
+    schemaVersion: 1,
+    turn: 'starts',
+    check: EVENT_CHECKS.RetryRequested,
+  },
   Narrated: {
     ...NEITHER,
     schemaVersion: 1,
@@ -73,40 +89,68 @@ export const EVENT_CATALOGUE: Catalogue = {
     // A narration written before usage named its model names it in data.model.
     usage: (d) =>
       d.narrator === 'offline' ? null : record('narration', d.usage, d.usage.model ?? d.model),
+    check: EVENT_CHECKS.Narrated,
   },
-  NarrationFailed: { ...NEITHER, schemaVersion: 3, turn: 'ends' },
+  NarrationFailed: {
+    ...NEITHER,
+    schemaVersion: 3,
+    turn: 'ends',
+    check: EVENT_CHECKS.NarrationFailed,
+  },
   NarrationCancelled: { ...NEITHER, schemaVersion: 1, turn: 'ends' },
-  HeadMoved: { ...NEITHER, schemaVersion: 1 },
-  ActionEdited: { ...NEITHER, schemaVersion: 1 },
-  ActionErased: { ...NEITHER, schemaVersion: 1 },
-  NarrativeStateCorrected: { ...NEITHER, schemaVersion: 1 },
-  StateEventRetconned: { ...NEITHER, schemaVersion: 1 },
+  HeadMoved: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.HeadMoved },
+  ActionEdited: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.ActionEdited },
+  ActionErased: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.ActionErased },
+  NarrativeStateCorrected: {
+    ...NEITHER,
+    schemaVersion: 1,
+    check: EVENT_CHECKS.NarrativeStateCorrected,
+  },
+  StateEventRetconned: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.StateEventRetconned },
   ModelUsageRecorded: {
     ...NEITHER,
     schemaVersion: 1,
     usage: (d) => record(d.purpose, d.usage),
+    check: EVENT_CHECKS.ModelUsageRecorded,
   },
   MemoryWritten: {
     ...MEMORY,
     schemaVersion: 2,
     usage: (d) => (d.usage ? record('memory', d.usage) : null),
+    check: EVENT_CHECKS.MemoryWritten,
   },
-  MemoryEdited: { ...MEMORY, schemaVersion: 1 },
-  MemoryPinned: { ...MEMORY, schemaVersion: 1 },
-  MemoryUnpinned: { ...MEMORY, schemaVersion: 1 },
-  MemoryForgotten: { ...MEMORY, schemaVersion: 1 },
-  MemoryDeleted: { ...MEMORY, schemaVersion: 1 },
-  MemoriesUsed: { ...MEMORY, schemaVersion: 1 },
+  MemoryEdited: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoryEdited },
+  MemoryPinned: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoryPinned },
+  MemoryUnpinned: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoryUnpinned },
+  MemoryForgotten: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoryForgotten },
+  MemoryDeleted: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoryDeleted },
+  MemoriesUsed: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoriesUsed },
   SummaryWritten: {
     ...MEMORY,
     schemaVersion: 1,
     usage: (d) => (d.usage ? record('summary', d.usage) : null),
+    check: EVENT_CHECKS.SummaryWritten,
   },
-  ScriptAdded: { ...SCRIPT, schemaVersion: 1 },
-  ScriptEdited: { ...SCRIPT, schemaVersion: 1 },
+  ScriptAdded: {
+    ...SCRIPT,
+    schemaVersion: 1,
+    bounds: SCRIPT_SOURCE_BOUNDS,
+    check: EVENT_CHECKS.ScriptAdded,
+  },
+  ScriptEdited: {
+    ...SCRIPT,
+    schemaVersion: 1,
+    bounds: SCRIPT_SOURCE_BOUNDS,
+    check: EVENT_CHECKS.ScriptEdited,
+  },
   ScriptRemoved: { ...SCRIPT, schemaVersion: 1 },
   ScriptsReordered: { ...SCRIPT, schemaVersion: 1 },
-  ScriptStateChanged: { ...SCRIPT, schemaVersion: 1 },
+  ScriptStateChanged: {
+    ...SCRIPT,
+    schemaVersion: 1,
+    bounds: SCRIPT_STATE_BOUNDS,
+    check: EVENT_CHECKS.ScriptStateChanged,
+  },
   ScriptHookRan: { ...SCRIPT, schemaVersion: 1 },
   ScriptMessagePosted: { ...SCRIPT, schemaVersion: 1 },
   // onModelContext stops the turn in flight; onInput stops one before it started (no PlayerActed).
