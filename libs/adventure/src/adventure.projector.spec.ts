@@ -1,3 +1,8 @@
+// The fast projector's own behaviour, through the queries that read it: what it shares between
+// folds, what it costs, and reads of the story. What each event means is specified against the
+// plain `evolve` (adventure.evolve.spec.ts), and a property spec holds this fold to it
+// (libs/adventure-store's projection.property.spec.ts).
+
 import type { StateEvent } from '@chronicle/narrative';
 import { ProjectionError, project, projectFrom } from './adventure.projector';
 import {

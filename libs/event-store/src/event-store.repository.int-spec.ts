@@ -13,13 +13,18 @@ function anEvent(type = 'PlayerActed', data: unknown = { text: 'You open the doo
   return { id: randomUUID(), type, schemaVersion: 1, data, metadata: { actor: 'player' } };
 }
 
-describe('EventStoreRepository (Postgres)', () => {
+// The two append paths (the one-event statement, tried first when it applies, and the
+// `append_to_stream` function) are one contract: every case runs against both.
+describe.each([
+  ['the one-event statement when it applies', true],
+  ['append_to_stream only', false],
+])('EventStoreRepository (Postgres), appending through %s', (_, oneEventStatement) => {
   let testDb: TestDatabase;
   let store: EventStoreRepository;
 
   beforeAll(async () => {
     testDb = await createTestDatabase();
-    store = new EventStoreRepository(testDb.db);
+    store = new EventStoreRepository(testDb.db, { oneEventStatement });
   });
 
   afterAll(async () => {

@@ -82,7 +82,16 @@ const READ_STREAM_FROM = preparedStatement(
 export class EventStoreRepository {
   constructor(
     private readonly db: Kysely<Database>,
-    private readonly options: { publisher?: OutboxPublisher } = {},
+    private readonly options: {
+      publisher?: OutboxPublisher;
+      /**
+       * Whether an append that fits the one-event statement (below) takes it; false sends every
+       * append through the `append_to_stream` function. The two are one contract: the
+       * repository's integration spec runs every case against both, and the event-store bench
+       * measures both in one run.
+       */
+      oneEventStatement?: boolean;
+    } = {},
   ) {}
 
   /**
@@ -103,8 +112,12 @@ export class EventStoreRepository {
     const db = options.trx ?? this.db;
     let row: AppendRow;
     try {
+      const fast =
+        this.options.oneEventStatement === false
+          ? undefined
+          : await appendOneEvent(db, streamId, events, outboxJobs, reads, options.expectedVersion);
       row =
-        (await appendOneEvent(db, streamId, events, outboxJobs, reads, options.expectedVersion)) ??
+        fast ??
         (await callAppendToStream(
           db,
           streamId,
