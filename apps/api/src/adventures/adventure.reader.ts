@@ -22,18 +22,15 @@ import {
   type AdventuresPageQuery,
   type EventsPageQuery,
 } from './paging.dto';
+import type {
+  ActionView,
+  AdventureListView,
+  AdventureView,
+  EventsPageView,
+} from './adventure.views';
 
 // The read side of the API: the projection shaped for a client. Every answer is computed from
 // the projection (snapshot + newer events) and the texts of one page, read by version.
-
-export interface ActionView {
-  id: string;
-  type: string;
-  text: string;
-  turnId: string | null;
-  parentId: string | null;
-  depth: number;
-}
 
 export function turnStreamPath(adventureId: string, turnId: string): string {
   return `/v1/adventures/${adventureId}/turns/${turnId}/stream`;
@@ -47,21 +44,25 @@ export class AdventureReader {
     private readonly owners: AdventureOwners,
   ) {}
 
-  async view(adventureId: string, page: ActionsPageQuery = {}) {
+  async view(adventureId: string, page: ActionsPageQuery = {}): Promise<AdventureView> {
     return this.shape(await this.adventures.get(adventureId), page);
   }
 
-  async list(page: AdventuresPageQuery) {
+  async list(page: AdventuresPageQuery): Promise<AdventureListView> {
     const limit = page.limit ?? ADVENTURES_PAGE_DEFAULT;
     const ids = await this.owners.listOwnedBy(currentOwnerId(), page.after, limit);
     const states = await Promise.all(ids.map((id) => this.adventures.load(id)));
     const adventures = states
       .filter((state): state is AdventureState => state !== null)
-      .map((state) => ({ id: state.id, title: state.fields.title, version: state.version }));
+      .map((state) => ({
+        id: state.id as string,
+        title: state.fields.title,
+        version: state.version,
+      }));
     return { adventures, next: ids.length === limit ? (ids.at(-1) ?? null) : null };
   }
 
-  async eventLog(adventureId: string, page: EventsPageQuery) {
+  async eventLog(adventureId: string, page: EventsPageQuery): Promise<EventsPageView> {
     await this.adventures.get(adventureId);
     const after = page.after ?? 0;
     const limit = page.limit ?? EVENTS_PAGE_DEFAULT;
@@ -93,7 +94,7 @@ export class AdventureReader {
     return state.lastContext;
   }
 
-  private async shape(state: AdventureState, page: ActionsPageQuery) {
+  private async shape(state: AdventureState, page: ActionsPageQuery): Promise<AdventureView> {
     const adventureId = state.id as string;
     const path = storyPath(state);
     let end = path.length;

@@ -14,7 +14,21 @@ import {
   Req,
   Res,
 } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import {
+  AdventureCreatedView,
+  AdventureListView,
+  AdventureView,
+  EventsPageView,
+} from './adventure.views';
 import type { Request, Response } from 'express';
 import {
   CorrectNarrativeStateDto,
@@ -50,7 +64,7 @@ export class AdventuresController {
 
   @Post()
   @ApiOperation({ summary: 'Create an adventure from a scenario; `${Name}` placeholders answered' })
-  @ApiResponse({ status: 201, description: '{id, version}' })
+  @ApiCreatedResponse({ type: AdventureCreatedView })
   @ApiResponse({ status: 400, description: 'A field to fix, or placeholders without answers' })
   create(@Body() body: CreateAdventureDto) {
     return this.creator.create(body);
@@ -58,6 +72,7 @@ export class AdventuresController {
 
   @Get()
   @ApiOperation({ summary: 'The adventures (id, title, version), paged by `after`' })
+  @ApiOkResponse({ type: AdventureListView })
   list(@Query() page: AdventuresPageQuery) {
     return this.reader.list(page);
   }
@@ -68,6 +83,7 @@ export class AdventuresController {
     description:
       '`lastNarration` is the newest narration on the story: its `accepted`, `rejected` (with reasons) and `retconned` state events, and `takes`, the ids of every take of that turn (one per retry, oldest first) — select one with `PUT …/head`.',
   })
+  @ApiOkResponse({ type: AdventureView })
   get(@Param('id') id: string, @Query() page: ActionsPageQuery) {
     return this.reader.view(id, page);
   }
@@ -235,6 +251,7 @@ export class AdventuresController {
 
   @Get(':id/events')
   @ApiOperation({ summary: 'The event log, paged by stream version' })
+  @ApiOkResponse({ type: EventsPageView })
   events(@Param('id') id: string, @Query() page: EventsPageQuery) {
     return this.reader.eventLog(id, page);
   }

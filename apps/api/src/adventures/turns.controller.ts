@@ -12,6 +12,7 @@ import {
   Res,
 } from '@nestjs/common';
 import {
+  ApiAcceptedResponse,
   ApiHeader,
   ApiOperation,
   ApiProduces,
@@ -22,6 +23,7 @@ import {
 import type { Response } from 'express';
 import { BadRequestException } from '@nestjs/common';
 import { RetryDto, SubmitActionDto } from './adventure.dto';
+import { TurnAcceptedView } from './adventure.views';
 import { isUuid } from '../http/path-params.pipe';
 import { encodeFrame } from '@chronicle/turn-stream';
 import { FollowTurnUseCase, type SseTurnFrame } from './follow-turn.use-case';
@@ -56,7 +58,7 @@ export class TurnsController {
   @StartsTurn()
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ summary: 'Act (do, say, story) or continue: starts a turn' })
-  @ApiResponse({ status: 202, description: '{turnId, actionId, version, stream}' })
+  @ApiAcceptedResponse({ type: TurnAcceptedView })
   @ApiResponse({ status: 409, description: 'A turn is in flight; wait for it or cancel it' })
   @ApiResponse({ status: 422, description: 'The id (idempotency key) was used with another body' })
   @ApiHeader({
@@ -76,7 +78,7 @@ export class TurnsController {
   @StartsTurn()
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({ summary: 'Narrate the last turn again as a new take' })
-  @ApiResponse({ status: 202, description: '{turnId, actionId: null, version, stream}' })
+  @ApiAcceptedResponse({ type: TurnAcceptedView, description: 'actionId is null' })
   @ApiResponse({ status: 422, description: 'The id (idempotency key) was used with another body' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A UUID; as the body id' })
   retry(

@@ -2,7 +2,7 @@
 // as a restarting API or a flaky network does.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { followStream, SseParser, type SseFrame } from './sse';
+import { followStream, SseParser, type SseFrame } from './turn-follower';
 
 describe('SseParser', () => {
   it('reads frames split anywhere, with ids, events, multi-line data and comments', () => {
