@@ -16,7 +16,9 @@
 // Options: --limit N (questions, default 30: all answerable ones of the sample), --concurrency
 // N (adventures played at once, default 2), --question NAME (that question's file alone, as
 // `47_1568498a`), --diagnose (a table of where recall ranked each question's evidence and why
-// a missed one is missing: not ranked, or ranked and cut by the budget; bench/recall/diagnose.ts).
+// a missed one is missing: not ranked, or ranked and cut by the budget; bench/recall/diagnose.ts),
+// --recall-share 0.3,0.5,… (the memory-on prompt built again with each share of the history's
+// budget for the recalled passages; bench/recall/sweep.ts).
 import { AccountsRepository } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { migrateToLatest } from '@chronicle/event-store';
@@ -38,6 +40,7 @@ import {
 } from './recall/dataset';
 import { candidatesFor, diagnose, diagnosisLine, type Diagnosis } from './recall/diagnose';
 import { containsTurn, normalizePrompt, turnRuns } from './recall/evidence';
+import { parseShares, promptsByShare } from './recall/sweep';
 import { playHistory } from './recall/play';
 import type { BenchOptions } from './run';
 import { ms, summarize } from './stats';
@@ -66,6 +69,8 @@ interface QuestionOutcome {
   question: Question;
   actions: number;
   byBudget: Map<number, BudgetOutcome>;
+  /** With --recall-share: whether evidence is in the memory-on prompt, by share and budget. */
+  byShare: Map<number, Map<number, boolean>>;
   /** With --diagnose: where recall placed the evidence, by budget. */
   diagnoses: Diagnosis[];
 }
@@ -107,7 +112,10 @@ export default async function recallBench(options: BenchOptions): Promise<string
     const api = client(`http://127.0.0.1:${port}`, key);
     const adventures = app.get(AdventureCommandHandler);
     const indexer = app.get(IndexStoryPassagesUseCase);
-    const retrieval = options.diagnose ? app.get(MemoryRetrievalService) : null;
+    const shares = parseShares(options['recall-share']);
+    const retrieval =
+      options.diagnose || shares.length > 0 ? app.get(MemoryRetrievalService) : null;
+    const wants = { diagnose: options.diagnose !== undefined, shares };
 
     const outcomes: QuestionOutcome[] = [];
     let next = 0;
@@ -115,7 +123,7 @@ export default async function recallBench(options: BenchOptions): Promise<string
       Array.from({ length: Math.min(concurrency, questions.length) }, async () => {
         while (next < questions.length) {
           const question = questions[next++];
-          outcomes.push(await measure(api, adventures, question, indexer, retrieval));
+          outcomes.push(await measure(api, adventures, question, indexer, retrieval, wants));
         }
       }),
     );
@@ -176,6 +184,7 @@ async function measure(
   question: Question,
   indexer: IndexStoryPassagesUseCase,
   retrieval: MemoryRetrievalService | null,
+  wants: { diagnose: boolean; shares: readonly number[] },
 ): Promise<QuestionOutcome> {
   const created = await expectStatus<{ id: string }>(api, 201, 'POST', '/v1/adventures', {
     title: `LongMemEval ${question.id}`,
@@ -195,6 +204,7 @@ async function measure(
   const newest = turnRuns(question.turns.at(-1)?.content ?? '').slice(-1);
   const byBudget = new Map<number, BudgetOutcome>();
   const diagnoses: Diagnosis[] = [];
+  const byShare = new Map<number, Map<number, boolean>>(wants.shares.map((s) => [s, new Map()]));
   for (const budget of BUDGETS) {
     const prompts = {} as Record<Mode, ReturnType<typeof normalizePrompt>>;
     let previewMs = 0;
@@ -233,7 +243,23 @@ async function measure(
       broughtBack: older.filter((i) => inMemory[i]).length,
       previewMs,
     });
-    if (retrieval) {
+    if (retrieval && wants.shares.length > 0) {
+      const prompts = await promptsByShare(
+        adventures,
+        retrieval,
+        adventureId,
+        question.question,
+        budget,
+        wants.shares,
+      );
+      for (const [share, prompt] of prompts) {
+        byShare.get(share)!.set(
+          budget,
+          evidence.some((runs) => containsTurn(prompt, runs)),
+        );
+      }
+    }
+    if (retrieval && wants.diagnose) {
       const candidates = await candidatesFor(adventures, retrieval, adventureId, question.question);
       const turns = question.evidence.map((turn, i) => ({
         turn,
@@ -243,7 +269,7 @@ async function measure(
       diagnoses.push(diagnose(budget, recallBudget, candidates, turns));
     }
   }
-  return { question, actions, byBudget, diagnoses };
+  return { question, actions, byBudget, byShare, diagnoses };
 }
 
 const percent = (part: number, whole: number): string =>
@@ -317,6 +343,20 @@ function report(
     lines.push(`| ${type} | ${ofType.length} | ${cells.join(' | ')} |`);
   }
   lines.push('', ...verdicts);
+  const shares = [...(outcomes[0]?.byShare.keys() ?? [])];
+  if (shares.length > 0) {
+    lines.push(
+      '',
+      '| recall share | ' + BUDGETS.map((b) => `${b / 1024}k memory on`).join(' | ') + ' |',
+      '|---|' + BUDGETS.map(() => '---|').join(''),
+      ...shares.map((share) => {
+        const cells = BUDGETS.map((budget) =>
+          percent(outcomes.filter((o) => o.byShare.get(share)!.get(budget)).length, n),
+        );
+        return `| ${share} | ${cells.join(' | ')} |`;
+      }),
+    );
+  }
   if (outcomes.some((o) => o.diagnoses.length > 0)) {
     lines.push(
       '',
