@@ -86,6 +86,8 @@ export default tseslint.config(
     // The typed client runs in browsers and bots: it takes turn-stream's frames module by its
     // path (not the barrel, which holds Redis), and nothing else of ours.
     { lib: 'client', allowed: [] },
+    // Signing and target checks for webhooks: node and standardwebhooks only.
+    { lib: 'webhooks', allowed: [] },
   ].map(({ lib, allowed }) => ({
     files: [`libs/${lib}/src/**/*.ts`],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**'],
