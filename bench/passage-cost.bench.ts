@@ -17,7 +17,7 @@
 // true (the scratch database is left, and named, for EXPLAIN ANALYZE).
 import * as os from 'node:os';
 import { sql } from 'kysely';
-import { storyPath, storyTail, type AdventureState } from '@chronicle/adventure';
+import { storyPath, storyTail, type AdventureState, type PathEntry } from '@chronicle/adventure';
 import { AdventureHistory } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, buildTurnContext } from '@chronicle/adventure-store';
 import type { RecalledPassage } from '@chronicle/context';
@@ -25,6 +25,7 @@ import { EventStoreRepository, migrateToLatest, SnapshotRepository } from '@chro
 import { OfflineEmbedder } from '@chronicle/llm';
 import {
   MemoryRetrievalService,
+  PassageTermCache,
   PassageVectorCache,
   StoryPassageRepository,
   StoryRecallService,
@@ -35,8 +36,9 @@ import {
 import {
   RANKING_DEPTH,
   RETRIEVAL_WINDOW_ACTIONS,
-  lexicalQuery,
+  matchingLexemes,
   pathIndex,
+  queryWords,
   recallQuery,
   topKByCosine,
 } from '@chronicle/memory';
@@ -200,22 +202,37 @@ function playStory(story: Story, actions: number): void {
   }
 }
 
+/** A player's action, and the passage it asks about (null: a new action in the story's words). */
+interface Asked {
+  text: string;
+  source: string | null;
+}
+
 /**
  * Varied player actions: half ask about something on the path (a few of an old passage's words
  * among the player's own), half are new actions in the story's words.
  */
-function queries(story: Story, texts: readonly string[], count: number): string[] {
-  const out: string[] = [];
+function queries(
+  story: Story,
+  path: readonly PathEntry[],
+  texts: readonly string[],
+  count: number,
+): Asked[] {
+  const out: Asked[] = [];
   for (let i = 0; i < count; i++) {
     if (i % 2 === 0) {
-      const source = texts[Math.floor(story.next() * texts.length)].split(/\W+/).filter(Boolean);
+      const at = Math.floor(story.next() * texts.length);
+      const words = texts[at].split(/\W+/).filter(Boolean);
       const picked: string[] = [];
       for (let k = 0; k < 3 + (i % 5); k++) {
-        picked.push(source[Math.floor(story.next() * source.length)]);
+        picked.push(words[Math.floor(story.next() * words.length)]);
       }
-      out.push(`Ask about the ${picked.join(' ')}. ${story.sentence(4 + (i % 9))}`);
+      out.push({
+        text: `Ask about the ${picked.join(' ')}. ${story.sentence(4 + (i % 9))}`,
+        source: path[at].id,
+      });
     } else {
-      out.push(prose(story, 6, 40));
+      out.push({ text: prose(story, 6, 40), source: null });
     }
   }
   return out;
@@ -252,7 +269,11 @@ export default async function run(options: BenchOptions): Promise<string> {
     const embedder = new OfflineEmbedder();
     const passages = new StoryPassageRepository(database.db);
     const vectors = new PassageVectorCache(passages);
-    const recall = new StoryRecallService(passages, adventures, embedder, vectors);
+    const terms = new PassageTermCache(passages);
+    const recall = new StoryRecallService(passages, adventures, embedder, vectors, terms);
+    // Every passage holding a word of the query ranked, as before matchingLexemes: the same
+    // story, queries, scoring and caches.
+    const exact = new StoryRecallService(passages, adventures, embedder, vectors, terms, Infinity);
     const retrieval = new MemoryRetrievalService(
       adventures,
       embedder,
@@ -270,40 +291,59 @@ export default async function run(options: BenchOptions): Promise<string> {
       adventureId,
       storyTail(state, RETRIEVAL_WINDOW_ACTIONS),
     );
-    const asked = queries(story, pathTexts, queryCount);
+    const asked = queries(story, path, pathTexts, queryCount);
     const recallOf = (text: string) => recallQuery({ actionText: text, scene, cards: [] });
 
-    // Warm up: the vector cache loads, the text cache and the plans settle.
-    for (const text of asked.slice(0, 20)) {
+    // Warm up: the caches load, the text cache and the plans settle.
+    for (const { text } of asked.slice(0, 20)) {
       const query = recallOf(text);
       const { vector } = await retrieval.embedQuery(query);
       await recall.search(fresh(state), query.focus, vector);
+      await exact.search(fresh(state), query.focus, vector);
     }
 
-    // Recall as a turn runs it, then its steps one by one.
+    /** Recall as a turn runs it: catch-up beside the query's embedding, then the search. */
+    const turnRecall = async (service: StoryRecallService, text: string) => {
+      const turnState = fresh(state);
+      const query = recallOf(text);
+      const [, { vector }] = await Promise.all([
+        service.catchUp(turnState, TURN_CATCH_UP_LIMIT),
+        retrieval.embedQuery(query),
+      ]);
+      return service.search(turnState, query.focus, vector);
+    };
     const whole: number[] = [];
+    const wholeExact: number[] = [];
     const steps: Record<string, number[]> = {
       'catch-up, nothing new': [],
       'embed the query (focus + scene)': [],
       'search (all of StoryRecallService.search)': [],
-      '· full text in Postgres (searchWords)': [],
+      '· full text, counts in SQL, every passage with a word ranked (before)': [],
+      '· full text, the rarer lexemes matched (matchingLexemes)': [],
+      '· term counts refresh (rows since the last)': [],
       '· path index of the projection': [],
       '· vector cache refresh (rows since the last)': [],
       '· cosine top-k over the matrix, path-filtered': [],
     };
     const candidates: RecalledPassage[][] = [];
-    for (const text of asked) {
-      const turnState = fresh(state);
-      const { value: found, ms: total } = await timed(async () => {
-        const query = recallOf(text);
-        const [, { vector }] = await Promise.all([
-          recall.catchUp(turnState, TURN_CATCH_UP_LIMIT),
-          retrieval.embedQuery(query),
-        ]);
-        return recall.search(turnState, query.focus, vector);
-      });
-      whole.push(total);
-      candidates.push(found);
+    const quality = { asked: 0, found: 0, foundExact: 0, shared: 0, exactCandidates: 0 };
+    for (const [i, { text, source }] of asked.entries()) {
+      // Alternating which goes first, so neither always finds the other's pages warm.
+      const first = i % 2 === 0 ? recall : exact;
+      const a = await timed(() => turnRecall(first, text));
+      const b = await timed(() => turnRecall(first === recall ? exact : recall, text));
+      const [mine, theirs] = first === recall ? [a, b] : [b, a];
+      whole.push(mine.ms);
+      wholeExact.push(theirs.ms);
+      candidates.push(mine.value);
+      const ids = new Set(mine.value.map((p) => p.actionId));
+      quality.shared += theirs.value.filter((p) => ids.has(p.actionId)).length;
+      quality.exactCandidates += theirs.value.length;
+      if (source !== null) {
+        quality.asked++;
+        if (ids.has(source)) quality.found++;
+        if (theirs.value.some((p) => p.actionId === source)) quality.foundExact++;
+      }
 
       const query = recallOf(text);
       const stepState = fresh(state);
@@ -315,10 +355,22 @@ export default async function run(options: BenchOptions): Promise<string> {
       steps['search (all of StoryRecallService.search)'].push(
         (await timed(() => recall.search(fresh(state), query.focus, embedded.value.vector))).ms,
       );
-      steps['· full text in Postgres (searchWords)'].push(
+      const words = queryWords(query.focus);
+      steps['· full text, counts in SQL, every passage with a word ranked (before)'].push(
+        (await timed(() => passages.searchWords(adventureId, words.join(' | '), RANKING_DEPTH * 2)))
+          .ms,
+      );
+      const counts = await timed(() => terms.frequencies(adventureId));
+      steps['· term counts refresh (rows since the last)'].push(counts.ms);
+      const known = (await terms.lexemes(words)).map((lexeme) => ({
+        lexeme,
+        passages: counts.value.get(lexeme) ?? 0,
+      }));
+      const match = { terms: known, match: matchingLexemes(known) };
+      steps['· full text, the rarer lexemes matched (matchingLexemes)'].push(
         (
           await timed(() =>
-            passages.searchWords(adventureId, lexicalQuery(query.focus), RANKING_DEPTH * 2),
+            passages.searchWords(adventureId, words.join(' | '), RANKING_DEPTH * 2, match),
           )
         ).ms,
       );
@@ -367,6 +419,8 @@ export default async function run(options: BenchOptions): Promise<string> {
       stored,
       queries: asked.length,
       recall: summarize(whole),
+      recallExact: summarize(wholeExact),
+      quality,
       steps: Object.fromEntries(Object.entries(steps).map(([k, v]) => [k, summarize(v)])),
       withRecall: summarize(withRecall),
       without: summarize(without),
@@ -388,6 +442,14 @@ interface Report {
   stored: number;
   queries: number;
   recall: Timing;
+  recallExact: Timing;
+  quality: {
+    asked: number;
+    found: number;
+    foundExact: number;
+    shared: number;
+    exactCandidates: number;
+  };
   steps: Record<string, Timing>;
   withRecall: Timing;
   without: Timing;
@@ -414,6 +476,7 @@ function report(r: Report): string {
     '| step | p50 | p99 | mean |',
     '|---|---:|---:|---:|',
     `| **recall (catch-up ∥ query embedding, then search)** | **${ms(r.recall.p50)}** | **${ms(r.recall.p99)}** | ${ms(r.recall.mean)} |`,
+    `| recall with every lexeme matched (before matchingLexemes), same run | ${ms(r.recallExact.p50)} | ${ms(r.recallExact.p99)} | ${ms(r.recallExact.mean)} |`,
     ...Object.entries(r.steps).map(
       ([name, t]) => `| ${name} | ${ms(t.p50)} | ${ms(t.p99)} | ${ms(t.mean)} |`,
     ),
@@ -426,6 +489,8 @@ function report(r: Report): string {
     '',
     `- recall p50 ${ms(r.recall.p50)} (target ≤ ${TARGETS.recallP50} ms): ${pass(r.recall.p50 <= TARGETS.recallP50)}; ` +
       `p99 ${ms(r.recall.p99)} (target ≤ ${TARGETS.recallP99} ms): ${pass(r.recall.p99 <= TARGETS.recallP99)}`,
+    `- quality, against every lexeme matched: the passage asked about is among the candidates for ${r.quality.found} of ${r.quality.asked} queries (${r.quality.foundExact} with every lexeme); ` +
+      `${((100 * r.quality.shared) / Math.max(1, r.quality.exactCandidates)).toFixed(1)}% of the candidates are the same`,
     `- context assembly at 16k with recall − without, p50: ${ms(delta)} (target ≤ ${TARGETS.assemblyDelta} ms): ${pass(delta <= TARGETS.assemblyDelta)}`,
   ].join('\n');
 }

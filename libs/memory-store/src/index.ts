@@ -6,5 +6,6 @@ export * from './model-usage';
 export * from './memory-store.module';
 export * from './story-passage.repository';
 export * from './passage-vector.cache';
+export * from './passage-term.cache';
 export * from './story-recall.service';
 export * from './index-story-passages.use-case';

@@ -33,6 +33,12 @@ export interface LexicalHit {
   score: number;
 }
 
+/** A query's lexemes with the passages holding each, and the ones a passage must hold to rank. */
+export interface KnownTerms {
+  terms: readonly { lexeme: string; passages: number }[];
+  match: readonly string[];
+}
+
 export interface StoredVector {
   seq: number;
   actionId: string;
@@ -80,7 +86,13 @@ export class StoryPassageRepository {
    * often, so the turn that answered ("my daily commute takes 45 minutes") ranked below
    * narrations that merely talked a lot (the recall bench's --diagnose; BENCHMARKS.md).
    */
-  async searchWords(adventureId: string, query: string, limit: number): Promise<LexicalHit[]> {
+  async searchWords(
+    adventureId: string,
+    query: string,
+    limit: number,
+    known?: KnownTerms,
+  ): Promise<LexicalHit[]> {
+    if (known) return this.searchKnownTerms(adventureId, limit, known);
     const terms = query === '' ? [] : query.split(' | ');
     if (terms.length === 0) return [];
     const result = await sql<{ action_id: string; text_version: number; score: number }>`
@@ -111,6 +123,82 @@ export class StoryPassageRepository {
       textVersion: row.text_version,
       score: Number(row.score),
     }));
+  }
+
+  /**
+   * searchWords with the query's lexemes and their passage counts known (the process keeps them:
+   * PassageTermCache), ranked the same way, but only the passages holding one of `match` (its
+   * rarer lexemes, libs/memory's matchingLexemes) are ranked: the counts and the ranking of every
+   * passage holding a common word were most of a long story's search.
+   */
+  private async searchKnownTerms(
+    adventureId: string,
+    limit: number,
+    { terms, match }: KnownTerms,
+  ): Promise<LexicalHit[]> {
+    if (match.length === 0 || terms.length === 0) return [];
+    // The lexemes go in quoted, as lexemes: to_tsquery would stem them a second time.
+    const result = await sql<{ action_id: string; text_version: number; score: number }>`
+      WITH total AS (
+        SELECT count(*)::float8 AS n FROM story_passages WHERE adventure_id = ${adventureId}
+      ), weighted AS (
+        SELECT quote_literal(t.lexeme)::tsquery AS q,
+               ln(1 + (total.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+        FROM unnest(${terms.map((t) => t.lexeme)}::text[], ${terms.map((t) => t.passages)}::float8[])
+          AS t(lexeme, df), total
+        WHERE t.df > 0
+      ), matching AS (
+        SELECT action_id, text_version, tsv FROM story_passages
+        WHERE adventure_id = ${adventureId}
+          AND tsv @@ array_to_string(
+            ARRAY(SELECT quote_literal(l) FROM unnest(${match}::text[]) AS l), ' | '
+          )::tsquery
+      )
+      SELECT p.action_id, p.text_version,
+             sum(w.idf * ts_rank(p.tsv, w.q, ${RANK_NORMALIZATION}))::float8 AS score
+      FROM matching p JOIN weighted w ON p.tsv @@ w.q
+      GROUP BY p.action_id, p.text_version
+      ORDER BY score DESC, p.action_id
+      LIMIT ${limit}
+    `.execute(this.db);
+    return result.rows.map((row) => ({
+      actionId: row.action_id,
+      textVersion: row.text_version,
+      score: Number(row.score),
+    }));
+  }
+
+  /**
+   * How many of the adventure's passages written after `afterSeq` hold each lexeme, and the
+   * newest `seq` counted (null when none was written since).
+   */
+  async lexemesSince(
+    adventureId: string,
+    afterSeq: number,
+  ): Promise<{ lastSeq: number | null; counts: Map<string, number> }> {
+    const result = await sql<{ last_seq: string; lexeme: string; passages: string }>`
+      WITH fresh AS (
+        SELECT seq, tsv FROM story_passages WHERE adventure_id = ${adventureId} AND seq > ${afterSeq}
+      )
+      SELECT (SELECT max(seq) FROM fresh) AS last_seq, lexeme, count(*) AS passages
+      FROM fresh, unnest(tsvector_to_array(tsv)) AS lexeme
+      GROUP BY lexeme
+    `.execute(this.db);
+    return {
+      lastSeq: result.rows.length > 0 ? Number(result.rows[0].last_seq) : null,
+      counts: new Map(result.rows.map((row) => [row.lexeme, Number(row.passages)])),
+    };
+  }
+
+  /** Each word's lexemes as `tsv` holds them (none for a stop word). */
+  async lexemesOf(words: readonly string[]): Promise<string[][]> {
+    if (words.length === 0) return [];
+    const result = await sql<{ lexemes: string[] }>`
+      SELECT tsvector_to_array(to_tsvector(${PASSAGE_TEXT_CONFIG}::regconfig, w.word)) AS lexemes
+      FROM unnest(${words}::text[]) WITH ORDINALITY AS w(word, n)
+      ORDER BY w.n
+    `.execute(this.db);
+    return result.rows.map((row) => row.lexemes);
   }
 
   /** The vectors of `model` written after `afterSeq`, in writing order. */

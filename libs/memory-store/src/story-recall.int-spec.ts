@@ -7,8 +7,10 @@ import { createEmbedder, OfflineEmbedder } from '@chronicle/llm';
 import { lexicalQuery } from '@chronicle/memory';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { FakeOpenAiServer } from '../../../test/support/fake-openai-server';
+import { matchingLexemes } from '@chronicle/memory';
 import {
   IndexStoryPassagesUseCase,
+  PassageTermCache,
   PassageVectorCache,
   StoryPassageRepository,
   StoryRecallService,
@@ -227,6 +229,56 @@ describe('story passages (real Postgres)', () => {
     const ids = (await recall.search(state, 'silver key chapel', null)).map((p) => p.actionId);
     expect(ids).not.toContain(left.aiActionId);
     expect(await passages.count(adventureId)).toBe(7); // both branches are stored
+  });
+
+  it('given a story where one word of the query is common, when only the rarer lexemes are matched, then the passages holding them come back ranked by the whole query as the SQL-counted search ranks them, and the common word alone is not enough', async () => {
+    const adventureId = randomUUID();
+    const vector = new Float32Array(4);
+    const row = (actionId: string, text: string) => ({
+      actionId,
+      textVersion: 1,
+      type: 'ai',
+      text,
+      vector,
+    });
+    await passages.save(adventureId, 'm', [
+      ...Array.from({ length: 30 }, (_, i) =>
+        row(`lantern-${i}`, `A lantern swings. A lantern gutters. Lanterns ${i}.`),
+      ),
+      row('kestrel-alone', 'A kestrel hangs over the marsh.'),
+      row('kestrel-lantern', 'A kestrel perches on the lantern.'),
+    ]);
+    const terms = new PassageTermCache(passages);
+    const lexemes = await terms.lexemes(['the', 'kestrel', 'lanterns', 'kestrel']);
+    expect(lexemes).toEqual(['kestrel', 'lantern']); // stemmed, stop word dropped, each once
+    const counts = await terms.frequencies(adventureId);
+    expect(counts.get('lantern')).toBe(31);
+    expect(counts.get('kestrel')).toBe(2);
+    const known = lexemes.map((lexeme) => ({ lexeme, passages: counts.get(lexeme) ?? 0 }));
+    const match = matchingLexemes(known, 10);
+    expect(match).toEqual(['kestrel']);
+    const hits = await passages.searchWords(adventureId, 'kestrel | lanterns', 10, {
+      terms: known,
+      match,
+    });
+    expect(hits.map((hit) => hit.actionId)).toEqual(['kestrel-lantern', 'kestrel-alone']);
+    // With every lexeme matched, the counts known rank exactly as the counts taken in SQL.
+    const every = await passages.searchWords(adventureId, 'kestrel | lanterns', 40);
+    expect(every).toHaveLength(32);
+    const known32 = await passages.searchWords(adventureId, 'kestrel | lanterns', 40, {
+      terms: known,
+      match: matchingLexemes(known, Infinity),
+    });
+    expect(known32.map((hit) => hit.actionId)).toEqual(every.map((hit) => hit.actionId));
+    known32.forEach((hit, i) => expect(hit.score).toBeCloseTo(every[i].score, 9));
+    expect(
+      await passages.searchWords(adventureId, 'kestrel', 10, { terms: known, match: [] }),
+    ).toEqual([]);
+
+    // New passages are counted on the next look, and only they are read.
+    await passages.save(adventureId, 'm', [row('kestrel-3', 'Another kestrel.')]);
+    expect((await terms.frequencies(adventureId)).get('kestrel')).toBe(3);
+    expect((await terms.frequencies(adventureId)).get('lantern')).toBe(31);
   });
 
   it('given a paid embedder, when the memory worker indexes, then the embedding is recorded in the log and counted toward the budget', async () => {

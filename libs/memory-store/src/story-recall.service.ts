@@ -16,15 +16,18 @@ import {
   RANKING_DEPTH,
   RECALL_CANDIDATES,
   fuseRankings,
-  lexicalQuery,
+  LEXICAL_MATCH_BUDGET,
+  matchingLexemes,
   onPath,
   passagesToIndex,
   pathIndex,
+  queryWords,
   topKByCosine,
 } from '@chronicle/memory';
 import { defuseStateFences } from '@chronicle/narrative';
 import { LruCache } from '@chronicle/platform';
 import { sumUsage } from './model-usage';
+import { PassageTermCache } from './passage-term.cache';
 import type { PassageVectorCache } from './passage-vector.cache';
 import type { StoryPassageRepository } from './story-passage.repository';
 
@@ -55,6 +58,9 @@ export class StoryRecallService {
     private readonly texts: ActionTextReader,
     private readonly embedder: Embedder,
     private readonly vectors: PassageVectorCache,
+    private readonly terms: PassageTermCache = new PassageTermCache(passages),
+    /** How many passages a lexical search ranks at most (see matchingLexemes). */
+    private readonly matchBudget: number = LEXICAL_MATCH_BUDGET,
   ) {}
 
   /**
@@ -103,8 +109,8 @@ export class StoryRecallService {
 
   /**
    * The passages of the current path that `focus` (the action and its entities) is about, best
-   * fused first, at most RECALL_CANDIDATES, with their texts: ranked by ts_rank_cd over the
-   * focus's words and by cosine to `vector` (null: by words only). Nodes off the path (undone,
+   * fused first, at most RECALL_CANDIDATES, with their texts: ranked by the focus's words
+   * (searchWords) and by cosine to `vector` (null: by words only). Nodes off the path (undone,
    * another branch, the take being retried, an old text version) never come back.
    */
   async search(
@@ -117,23 +123,11 @@ export class StoryRecallService {
     const adventureId = state.id;
     if (adventureId === null) return [];
     const path = pathIndex(state);
-    const [hits, cached] = await Promise.all([
-      this.passages.searchWords(adventureId, lexicalQuery(focus), LEXICAL_READ),
-      vector ? this.vectors.vectors(adventureId, this.embedder.model) : null,
+    // The two rankings side by side: the cosine scan runs while the full-text query is out.
+    const [lexical, semantic] = await Promise.all([
+      this.lexicalRanking(adventureId, focus, path),
+      vector ? this.semanticRanking(adventureId, vector, path) : [],
     ]);
-    const lexical = hits
-      .filter((hit) => onPath(hit, path))
-      .slice(0, RANKING_DEPTH)
-      .map((hit) => hit.actionId);
-    const semantic =
-      cached && vector
-        ? topKByCosine(
-            cached.matrix,
-            vector,
-            RANKING_DEPTH,
-            (row) => path.get(cached.actionIds[row]) !== cached.textVersions[row],
-          ).map(([row]) => cached.actionIds[row])
-        : [];
     const fused = fuseRankings(lexical, semantic).slice(0, RECALL_CANDIDATES);
     if (fused.length === 0) return [];
     const wanted = new Set(fused.map((passage) => passage.actionId));
@@ -156,5 +150,46 @@ export class StoryRecallService {
         position,
       };
     });
+  }
+
+  /**
+   * The passages on the path holding the focus's words, best first (searchWords), at most
+   * RANKING_DEPTH; only those holding one of its rarer lexemes are ranked (matchingLexemes).
+   */
+  private async lexicalRanking(
+    adventureId: string,
+    focus: string,
+    path: ReadonlyMap<string, number>,
+  ): Promise<string[]> {
+    const words = queryWords(focus);
+    if (words.length === 0) return [];
+    const [lexemes, frequencies] = await Promise.all([
+      this.terms.lexemes(words),
+      this.terms.frequencies(adventureId),
+    ]);
+    const terms = lexemes.map((lexeme) => ({ lexeme, passages: frequencies.get(lexeme) ?? 0 }));
+    const hits = await this.passages.searchWords(adventureId, words.join(' | '), LEXICAL_READ, {
+      terms,
+      match: matchingLexemes(terms, this.matchBudget),
+    });
+    return hits
+      .filter((hit) => onPath(hit, path))
+      .slice(0, RANKING_DEPTH)
+      .map((hit) => hit.actionId);
+  }
+
+  /** The passages on the path nearest `vector` by cosine, best first, at most RANKING_DEPTH. */
+  private async semanticRanking(
+    adventureId: string,
+    vector: Float32Array,
+    path: ReadonlyMap<string, number>,
+  ): Promise<string[]> {
+    const cached = await this.vectors.vectors(adventureId, this.embedder.model);
+    return topKByCosine(
+      cached.matrix,
+      vector,
+      RANKING_DEPTH,
+      (row) => path.get(cached.actionIds[row]) !== cached.textVersions[row],
+    ).map(([row]) => cached.actionIds[row]);
   }
 }

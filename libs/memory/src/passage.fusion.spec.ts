@@ -2,6 +2,7 @@ import { AdventureHistory } from '@chronicle/adventure/testing';
 import {
   fuseRankings,
   lexicalQuery,
+  matchingLexemes,
   onPath,
   passagesToIndex,
   pathIndex,
@@ -132,5 +133,51 @@ describe('lexicalQuery', () => {
 
   it('given no words, then the query is empty', () => {
     expect(lexicalQuery(' ?! ')).toBe('');
+  });
+});
+
+describe('matchingLexemes', () => {
+  const terms = [
+    { lexeme: 'ask', passages: 700 },
+    { lexeme: 'kestrel', passages: 3 },
+    { lexeme: 'lantern', passages: 450 },
+    { lexeme: 'chapel', passages: 90 },
+  ];
+
+  it('given a story larger than the budget, then the rarest lexemes are matched while the passages they hold fit it', () => {
+    expect(matchingLexemes(terms, 600)).toEqual(['kestrel', 'chapel', 'lantern']);
+    expect(matchingLexemes(terms, 100)).toEqual(['kestrel', 'chapel']);
+  });
+
+  it('given only common lexemes, then the rarest one is still matched', () => {
+    expect(
+      matchingLexemes(
+        [
+          { lexeme: 'ask', passages: 700 },
+          { lexeme: 'went', passages: 900 },
+        ],
+        100,
+      ),
+    ).toEqual(['ask']);
+  });
+
+  it('given a story within the budget, then every lexeme is matched, each once, as before', () => {
+    expect(matchingLexemes([...terms, { lexeme: 'ask', passages: 700 }], 10_000)).toEqual([
+      'kestrel',
+      'chapel',
+      'lantern',
+      'ask',
+    ]);
+  });
+
+  it('given a lexeme no passage holds, then it costs nothing and is matched', () => {
+    expect(matchingLexemes([{ lexeme: 'zyx', passages: 0 }, ...terms], 5)).toEqual([
+      'zyx',
+      'kestrel',
+    ]);
+  });
+
+  it('given no lexeme (only stop words), then nothing is matched', () => {
+    expect(matchingLexemes([], 100)).toEqual([]);
   });
 });

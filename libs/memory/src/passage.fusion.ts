@@ -21,12 +21,56 @@ const WORD = /[\p{L}\p{N}]+/gu;
  * rarely all.
  */
 export function lexicalQuery(text: string): string {
+  return queryWords(text).join(' | ');
+}
+
+/** lexicalQuery's words, in the order the text has them. */
+export function queryWords(text: string): string[] {
   const terms = new Set<string>();
   for (const match of text.toLowerCase().matchAll(WORD)) {
     terms.add(match[0]);
     if (terms.size === MAX_QUERY_TERMS) break;
   }
-  return [...terms].join(' | ');
+  return [...terms];
+}
+
+/**
+ * About how many passages the lexical search ranks at most. Ranking is the search's cost (each
+ * matching passage's tsvector is read and scored per word), and an ORed query's common words
+ * ("ask", "light", "went") match most of a long story: at 10,000 actions, half of it.
+ * Measured with `npm run bench -- passage-cost`.
+ */
+export const LEXICAL_MATCH_BUDGET = 1_000;
+
+/** A query's lexeme (as the full-text configuration stems it) and how many passages hold it. */
+export interface TermFrequency {
+  lexeme: string;
+  passages: number;
+}
+
+/**
+ * The lexemes a passage must hold one of to be ranked: the query's rarest, as long as the
+ * passages they match (the sum of their frequencies, an upper bound) stay within `budget`, and
+ * at least the rarest one. Every lexeme still counts in the rank; a passage holding only common
+ * ones is the one left out, and the rarity weighting ranks it low anyway. A story smaller than
+ * the budget keeps every lexeme. Ties go to the
+ * lexeme, so the choice is a function of the frequencies alone.
+ */
+export function matchingLexemes(
+  terms: readonly TermFrequency[],
+  budget: number = LEXICAL_MATCH_BUDGET,
+): string[] {
+  const rarest = [...new Map(terms.map((term) => [term.lexeme, term])).values()].sort(
+    (a, b) => a.passages - b.passages || (a.lexeme < b.lexeme ? -1 : a.lexeme > b.lexeme ? 1 : 0),
+  );
+  const chosen: string[] = [];
+  let matched = 0;
+  for (const term of rarest) {
+    if (chosen.length > 0 && matched + term.passages > budget) break;
+    chosen.push(term.lexeme);
+    matched += term.passages;
+  }
+  return chosen;
 }
 
 /** A stored passage: a node of the story tree at one text version. */
