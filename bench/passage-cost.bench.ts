@@ -302,6 +302,14 @@ export default async function run(options: BenchOptions): Promise<string> {
       await exact.search(fresh(state), query.focus, vector);
     }
 
+    /**
+     * The texts as a worker reads old passages: from the log (its text cache holds the recent
+     * window, not the story of 10,000 actions), so each search reads them with an empty cache.
+     */
+    const coldTexts = () =>
+      new AdventureCommandHandler(events, new SnapshotRepository(database.db), {
+        snapshotEvery: 50,
+      });
     /** Recall as a turn runs it: catch-up beside the query's embedding, then the search. */
     const turnRecall = async (service: StoryRecallService, text: string) => {
       const turnState = fresh(state);
@@ -310,7 +318,7 @@ export default async function run(options: BenchOptions): Promise<string> {
         service.catchUp(turnState, TURN_CATCH_UP_LIMIT),
         retrieval.embedQuery(query),
       ]);
-      return service.search(turnState, query.focus, vector);
+      return service.search(turnState, query.focus, vector, coldTexts());
     };
     const whole: number[] = [];
     const wholeExact: number[] = [];
@@ -324,6 +332,7 @@ export default async function run(options: BenchOptions): Promise<string> {
       '· path index of the projection': [],
       '· vector cache refresh (rows since the last)': [],
       '· cosine top-k over the matrix, path-filtered': [],
+      '· texts of the candidates, from the log': [],
     };
     const candidates: RecalledPassage[][] = [];
     const quality = { asked: 0, found: 0, foundExact: 0, shared: 0, exactCandidates: 0 };
@@ -371,6 +380,17 @@ export default async function run(options: BenchOptions): Promise<string> {
         (
           await timed(() =>
             passages.searchWords(adventureId, words.join(' | '), RANKING_DEPTH * 2, match),
+          )
+        ).ms,
+      );
+      const found = candidates[candidates.length - 1];
+      steps['· texts of the candidates, from the log'].push(
+        (
+          await timed(() =>
+            coldTexts().readActionTexts(
+              adventureId,
+              found.map((p) => path[p.position]),
+            ),
           )
         ).ms,
       );
