@@ -144,3 +144,59 @@ describe('AdventureCommandHandler', () => {
     ]);
   });
 });
+
+describe('AdventureCommandHandler: a turn-starting key with its request fingerprint', () => {
+  function keyed(key: string, text = 'look around'): AdventureCommand & { key: string } {
+    return {
+      type: 'SubmitAction',
+      key,
+      data: { turnId: randomUUID(), inputType: 'do', text, actionId: key },
+    };
+  }
+
+  it('given a turn started under a key, when the same request comes again, in flight or finished, then the original event answers and nothing is appended', async () => {
+    const repo = repository();
+    const adventureId = await created(repo);
+    const key = randomUUID();
+    const first = await repo.handle(adventureId, keyed(key), meta, { fingerprint: 'fp' });
+    expect(first.events.map((e) => e.type)).toEqual(['PlayerActed']);
+
+    const again = await repo.handle(adventureId, keyed(key), meta, { fingerprint: 'fp' });
+    expect(again).toMatchObject({ duplicate: true, events: [], original: first.events[0] });
+
+    const turnId = (first.events[0].data as { turnId: string }).turnId;
+    await repo.handle(adventureId, narrationCommand(turnId, randomUUID()), meta);
+    const afterDone = await repo.handle(adventureId, keyed(key), meta, { fingerprint: 'fp' });
+    expect(afterDone.original).toEqual(first.events[0]);
+    const log = await events.readStream(adventureStreamId(adventureId));
+    expect(log.filter((e) => e.type === 'PlayerActed')).toHaveLength(1);
+    expect(log.find((e) => e.id === key)?.metadata).toMatchObject({ requestFingerprint: 'fp' });
+  });
+
+  it('given a turn started under a key, when another request comes under it, then it is a 422 naming the first', async () => {
+    const repo = repository();
+    const adventureId = await created(repo);
+    const key = randomUUID();
+    await repo.handle(adventureId, keyed(key), meta, { fingerprint: 'fp-1' });
+    await expect(
+      repo.handle(adventureId, keyed(key, 'run'), meta, { fingerprint: 'fp-2' }),
+    ).rejects.toMatchObject({
+      kind: 'unprocessable',
+      message: expect.stringContaining(`id ${key} was already used for a different request`),
+    });
+  });
+
+  it('given a copy of the request that won the race, when decided on the state before it, then the original answers', async () => {
+    const repo = repository();
+    const adventureId = await created(repo);
+    const before = await repo.get(adventureId);
+    const key = randomUUID();
+    const command = keyed(key);
+    const won = await repository().handle(adventureId, command, meta, { fingerprint: 'fp' });
+    const lost = await repo.handle(adventureId, command, meta, {
+      fingerprint: 'fp',
+      state: before,
+    });
+    expect(lost).toMatchObject({ duplicate: true, original: won.events[0] });
+  });
+});
