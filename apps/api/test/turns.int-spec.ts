@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { StateEvent } from '@chronicle/narrative';
 import { AdventureCommandHandler, deterministicEventId } from '@chronicle/adventure-store';
+import { modelReply } from '@chronicle/adventure/testing';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createWorkerConnection, queueKeyPrefix } from '@chronicle/platform';
 import { QueueName, QueueProducer } from '@chronicle/queue';
@@ -35,7 +36,7 @@ async function narrate(
   adventureId: string,
   turnId: string,
   text: string,
-  accepted: StateEvent[] = [],
+  reported: StateEvent[] = [],
   handler: AdventureCommandHandler = api.adventures,
 ): Promise<string> {
   const actionId = randomUUID();
@@ -48,8 +49,7 @@ async function narrate(
         turnId,
         actionId,
         text,
-        accepted,
-        rejected: [],
+        reply: modelReply(text, reported),
         usage: { promptTokens: 10, completionTokens: 5, cachedTokens: 0 },
         model: 'offline-narrator',
         narrator: 'offline',

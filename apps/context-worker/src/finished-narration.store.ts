@@ -14,8 +14,9 @@ import { WORKER_CONFIG } from './worker-config.token';
 export interface FinishedNarration {
   turnId: string;
   /**
-   * The stream version the narration was decided on: it is reused only on that version (the
-   * referee judged its events against the state there).
+   * The stream version the prompt was built on: the narration is reused only on that version
+   * (a change since is one the model did not see). Its state block is judged when it is
+   * recorded, by the decider, on the state it is appended to.
    */
   version: number;
   /** The fencing token of the attempt that finished it, for the operator's log. */

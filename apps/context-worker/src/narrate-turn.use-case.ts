@@ -77,9 +77,7 @@ export class NarrateTurnUseCase {
       if (contexted.contextScripts?.stopped) {
         return await this.recorder.stoppedByScript(input, contexted.contextScripts, fence);
       }
-      const narrated = await this.stages.outputHooks(
-        this.stages.judge(await this.stages.reply(contexted)),
-      );
+      const narrated = await this.stages.outputHooks(await this.stages.reply(contexted));
       this.requireProse(input, narrated);
       return await this.recorder.record(state, input, this.stages.finished(narrated), fence);
     } catch (error) {

@@ -1,11 +1,12 @@
 // The stages of a narration, in their order, each taking the draft the one before made and
-// adding what it found: prompt (memories, context, the player's text) → onModelContext → the
-// model's reply → the referee → onOutput → the narration to record. NarrateTurnUseCase runs them;
-// what to do when one fails is the turn workflow's (libs/adventure/src/turn.workflow.ts).
+// adding what it found: prompt (memories, context) → onModelContext → the model's reply →
+// onOutput → the narration to record. The reply goes in whole: the decider parses its state
+// block and referees it on the state the narration is appended to (RecordNarration).
+// NarrateTurnUseCase runs the stages; what to do when one fails is the turn workflow's
+// (libs/adventure/src/turn.workflow.ts).
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DailyTokenBudget } from '@chronicle/accounts';
 import {
-  narrativeForTurn,
   type AdventureState,
   type Keyed,
   type RecordNarration,
@@ -16,13 +17,12 @@ import {
   buildTurnContext,
   contextManifest,
   deterministicEventId,
-  playerTextOfTurn,
   type ScriptHookBase,
 } from '@chronicle/adventure-store';
 import type { BuiltContext } from '@chronicle/context';
 import type { ModelClient } from '@chronicle/llm';
 import { MemoryRetrievalService, type RetrievalResult } from '@chronicle/memory-store';
-import { parseReply, referee } from '@chronicle/narrative';
+import { parseReply } from '@chronicle/narrative';
 import type { AppConfig } from '@chronicle/platform';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import type { FinishedNarration } from './finished-narration.store';
@@ -40,8 +40,6 @@ export interface NarrationDraft {
   fence: Fence;
   /** prompt: the memories the prompt used (null: the memory bank is off). */
   memories: RetrievalResult | null;
-  /** prompt: what the player wrote this turn (the referee's `playerText`). */
-  playerText: string;
   /** prompt: the scripts' hook base; null when the adventure has none. */
   scriptBase: ScriptHookBase | null;
   /** contextHooks: what onModelContext did (null: no Context hook). */
@@ -50,9 +48,8 @@ export interface NarrationDraft {
   built: BuiltContext;
   /** reply: the model's whole reply, streamed. */
   streamed: StreamedReply;
-  /** judge: the prose and the events the referee accepted and rejected. */
-  parsed: ReturnType<typeof parseReply>;
-  verdict: ReturnType<typeof referee>;
+  /** reply: the reply's prose, its state blocks left out (what onOutput reads and the stream shows). */
+  prose: string;
   /** outputHooks: the text recorded and what onOutput did (null: no Output hook). */
   narrationText: string;
   outputEffects: ScriptEffects | null;
@@ -64,10 +61,9 @@ export type DraftAt<K extends keyof NarrationDraft> = Pick<
   'input' | 'state' | 'signal' | 'fence' | K
 >;
 
-type Prompted = DraftAt<'memories' | 'playerText' | 'scriptBase' | 'built'>;
+type Prompted = DraftAt<'memories' | 'scriptBase' | 'built'>;
 type Contexted = DraftAt<keyof Prompted | 'contextScripts'>;
-type Replied = DraftAt<keyof Contexted | 'streamed'>;
-type Judged = DraftAt<keyof Replied | 'parsed' | 'verdict'>;
+type Replied = DraftAt<keyof Contexted | 'streamed' | 'prose'>;
 export type NarratedDraft = NarrationDraft;
 
 @Injectable()
@@ -116,15 +112,9 @@ export class NarrateStages {
         passages: memories?.passages ?? null,
       }),
     }));
-    // What the player wrote this turn, read beside them: an event it carries is theirs, never
-    // the model's report (the referee's `playerText`).
-    const [, { memories, built }, playerText] = await Promise.all([
-      resetting,
-      prompting,
-      playerTextOfTurn(this.adventures, state),
-    ]);
+    const [, { memories, built }] = await Promise.all([resetting, prompting]);
     const scriptBase = await this.scripts.base(state);
-    return { ...draft, memories, built, playerText, scriptBase };
+    return { ...draft, memories, built, scriptBase };
   }
 
   /**
@@ -140,7 +130,10 @@ export class NarrateStages {
     return { ...draft, contextScripts, built: contextScripts.built };
   }
 
-  /** The model's reply, relayed to the turn's stream as it arrives (see reply.stream.ts). */
+  /**
+   * The model's reply, relayed to the turn's stream as it arrives (see reply.stream.ts), and its
+   * prose: the parser's split (libs/narrative's parseReply), the one the decider makes too.
+   */
   async reply(draft: Contexted): Promise<Replied> {
     const { input, state, signal, fence } = draft;
     const streamed = await streamReply(
@@ -151,31 +144,18 @@ export class NarrateStages {
       signal,
       fence,
     );
-    return { ...draft, streamed };
-  }
-
-  /** The reply's prose and state block; the block's events as the referee judges them. */
-  judge(draft: Replied): Judged {
-    const parsed = parseReply(draft.streamed.reply);
-    const verdict = referee(
-      narrativeForTurn(draft.state),
-      draft.state.fields.canon,
-      parsed.events,
-      {
-        playerText: draft.playerText,
-      },
-    );
-    return { ...draft, parsed, verdict };
+    return { ...draft, streamed, prose: parseReply(streamed.reply).narration };
   }
 
   /**
-   * onOutput on the prose only: the referee has read the raw reply, and what is stored and
-   * shown is the script's text (raw_output keeps the model's bytes in the stream). An empty
-   * generation reaches it too, with `info.emptyOutputReason`: a script may fill it.
+   * onOutput on the prose only: the state block goes to the decider in the raw reply, and what
+   * is stored and shown is the script's text (raw_output keeps the model's bytes in the
+   * stream). An empty generation reaches it too, with `info.emptyOutputReason`: a script may
+   * fill it.
    */
-  async outputHooks(draft: Judged): Promise<NarratedDraft> {
+  async outputHooks(draft: Replied): Promise<NarratedDraft> {
     const base = draft.contextScripts?.after ?? draft.scriptBase;
-    const prose = draft.parsed.narration;
+    const { prose } = draft;
     if (!base?.scripts.some((s) => s.output.trim() !== '')) {
       return { ...draft, narrationText: prose, outputEffects: null };
     }
@@ -193,8 +173,7 @@ export class NarrateStages {
 
   /** The narration to record: the command, its metadata, and what the stream and log need. */
   finished(draft: NarratedDraft): FinishedNarration {
-    const { input, state, streamed, parsed, verdict, memories, contextScripts, outputEffects } =
-      draft;
+    const { input, state, streamed, memories, contextScripts, outputEffects } = draft;
     const { turnId } = input;
     const { done, latencyMs } = streamed;
     // The memories the prompt used are counted with the narration, and the query's embedding is
@@ -210,8 +189,7 @@ export class NarrateStages {
         turnId,
         actionId: deterministicEventId(turnId, 'narration-action'),
         text: draft.narrationText,
-        accepted: verdict.accepted,
-        rejected: [...parsed.rejections, ...verdict.rejected],
+        reply: streamed.reply,
         reasoning: streamed.reasoning || null,
         usage: {
           ...done.usage,
@@ -253,7 +231,7 @@ export class NarrateStages {
         usage: done.usage,
         latencyMs,
       },
-      prose: parsed.narration,
+      prose: draft.prose,
       usages: [{ ...done.usage, model: done.model }, ...(retrievalUsage ? [retrievalUsage] : [])],
       summary: {
         narrator: this.label.narrator,
@@ -261,8 +239,6 @@ export class NarrateStages {
         latencyMs,
         usage: done.usage,
         finishReason: done.finishReason,
-        accepted: verdict.accepted.length,
-        rejected: parsed.rejections.length + verdict.rejected.length,
       },
     };
   }

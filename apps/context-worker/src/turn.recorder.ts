@@ -143,7 +143,17 @@ export class TurnRecorder {
       // deadline), and the common turn is spared a round trip.
       kept ? this.finished.forget(turnId) : undefined,
     ]);
-    this.logger.log({ msg: 'narrated', ...finished.summary, duplicate: handled.duplicate });
+    // The verdict is the decider's (the referee runs there, on the state appended to).
+    const narrated = handled.events.find((event) => event.type === 'Narrated');
+    this.logger.log({
+      msg: 'narrated',
+      ...finished.summary,
+      ...(narrated?.type === 'Narrated' && {
+        accepted: narrated.data.accepted.length,
+        rejected: narrated.data.rejected.length,
+      }),
+      duplicate: handled.duplicate,
+    });
     return { status: 'narrated', actionId, version };
   }
 

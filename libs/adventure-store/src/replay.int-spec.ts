@@ -61,7 +61,7 @@ async function play(repo: AdventureCommandHandler, turns: number): Promise<Playe
         ? [{ type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' }]
         : [{ type: 'status', id: 'mira', to: turn % 2 ? 'tired' : 'alive' }];
     lastAi = randomUUID();
-    await run(narrationCommand(turnId, lastAi, { text: prose(turn), accepted: accepted as never }));
+    await run(narrationCommand(turnId, lastAi, { text: prose(turn), reported: accepted as never }));
     if (turn === 12) {
       // A retry, an undo and a redo, an edit: the tree moves, not just the tip.
       const retryTurn = randomUUID();

@@ -25,15 +25,21 @@ describe('snapshot codec', () => {
   it('given a tree with takes, branches, undo, edits, erases and corrections, when encoded and decoded, then the state is canonically the same', () => {
     const history = AdventureHistory.create();
     const first = history.turn('do', 'walk north', {
-      accepted: [{ type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' }],
+      reported: [{ type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' }],
     });
-    history.retry({ accepted: [{ type: 'status', id: 'mira', to: 'tired' }] });
-    const second = history.turn('say', 'hello', {
-      accepted: [
+    // The retry starts from the state before the first take: Mira enters again.
+    history.retry({
+      reported: [
+        { type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' },
         { type: 'status', id: 'mira', to: 'tired' },
-        { type: 'move', id: 'mira', to: 'tower' },
       ],
-      rejected: [{ line: 'mira flies', reason: 'no such power', fix: 'walk instead' }],
+    });
+    const second = history.turn('say', 'hello', {
+      reported: [
+        { type: 'enter', id: 'tower', name: 'Tower', kind: 'place' },
+        { type: 'move', id: 'mira', to: 'tower' },
+        'mira flies',
+      ],
     });
     history.retcon(second.aiActionId, 1);
     history.undo();
@@ -66,11 +72,17 @@ describe('snapshot codec', () => {
       kind: 'character',
       status: 'alive',
     } as const;
-    const a = history.turn('do', 'one', { accepted: [enter] });
-    const b = history.turn('do', 'two', { accepted: [tired] });
-    const c = history.turn('do', 'three', { accepted: [{ ...tired }] });
+    const a = history.turn('do', 'one', { reported: [enter] });
+    const b = history.turn('do', 'two', { reported: [tired] });
+    // Rested between the two: the referee drops a status change that changes nothing.
+    history.turn('do', 'rest', { reported: [{ type: 'status', id: 'mira', to: 'alive' }] });
+    const c = history.turn('do', 'three', { reported: [{ ...tired }] });
     const bytes = encodeSnapshot(history.state);
-    expect(unpackSnapshot(bytes)?.stateEvents).toEqual([enter, tired]);
+    expect(unpackSnapshot(bytes)?.stateEvents).toEqual([
+      enter,
+      tired,
+      { type: 'status', id: 'mira', to: 'alive' },
+    ]);
     const decoded = decodeSnapshot(bytes);
     expect(requireNode(decoded as AdventureState, a.aiActionId).accepted).toEqual([enter]);
     expect(requireNode(decoded as AdventureState, b.aiActionId).accepted).toEqual([tired]);

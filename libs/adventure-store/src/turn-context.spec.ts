@@ -67,7 +67,7 @@ describe('turnContextHead', () => {
   it('given a retry in flight, when the head is built, then the replaced take is excluded and the state is the one before it', () => {
     const history = AdventureHistory.create();
     history.turn('do', 'light the lamp', {
-      accepted: [{ type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' }],
+      reported: [{ type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' }],
     });
     const replaced = history.head;
     history.requestRetry();
@@ -98,10 +98,12 @@ describe('storyReader', () => {
 
   it("attaches an AI turn's rejections so the next prompt can carry them", async () => {
     const history = AdventureHistory.create();
-    const rejection = { line: '{"type":"leave"}', reason: 'unknown id', fix: 'Use a known id.' };
-    history.turn('do', 'wait', { rejected: [rejection] });
+    history.turn('do', 'wait', { reported: [{ type: 'move', id: 'mira', to: 'harbor' }] });
     const rows = await storyReader(readerOf(history), history.state)(0, 1);
-    expect(rows[0]).toMatchObject({ type: 'ai', rejections: [rejection] });
+    expect(rows[0]).toMatchObject({
+      type: 'ai',
+      rejections: [expect.objectContaining({ line: '{"type":"move","id":"mira","to":"harbor"}' })],
+    });
   });
 });
 

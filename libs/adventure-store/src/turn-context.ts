@@ -3,6 +3,7 @@ import {
   excludedActionId,
   narrativeForTurn,
   nodeOf,
+  playerActionsOfTurn,
   scriptStateAtHead,
   storyActionCount,
   storyPath,
@@ -270,24 +271,15 @@ export function storyReader(store: ActionTextReader, state: AdventureState): Rea
   };
 }
 
-/** How many player actions back `playerTextOfTurn` reads at most. */
-const PLAYER_ACTIONS_OF_A_TURN = 4;
-
 /**
- * What the player wrote for the turn in flight: their actions (or the opening) since the last
- * narration on the path (none for a continue), as stored. The referee refuses an event this text carries: the
- * player cannot report state through a model that repeats them.
+ * What the player wrote for the turn in flight, as stored: the texts of `playerActionsOfTurn`
+ * (the turn's recall searches with them).
  */
 export async function playerTextOfTurn(
   store: ActionTextReader,
   state: AdventureState,
 ): Promise<string> {
-  const path = storyPath(state);
-  const rows: PathEntry[] = [];
-  for (let i = path.length - 1; i >= 0 && rows.length < PLAYER_ACTIONS_OF_A_TURN; i--) {
-    if (path[i].type === 'ai') break;
-    rows.unshift(path[i]);
-  }
+  const rows = playerActionsOfTurn(state);
   if (rows.length === 0) return '';
   return (await store.readActionTexts(state.id ?? '', rows)).join('\n\n');
 }

@@ -5,7 +5,7 @@
 // ids of the events it decides from it, so the same command sent twice appends once. A command
 // without one is not idempotent: the handler draws a fresh key.
 
-import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
+import type { Canon } from '@chronicle/narrative';
 import type {
   AdventureSettings,
   InputType,
@@ -96,10 +96,14 @@ export type RecordNarration = {
   data: {
     turnId: string;
     actionId: string;
-    /** Prose only: the worker strips the state block first. */
+    /** What the story records: the reply's prose, or the text onOutput made of it. */
     text: string;
-    accepted: StateEvent[];
-    rejected: Rejection[];
+    /**
+     * What the model proposed: its whole reply, state block and all. The decider parses the
+     * block and referees it against the state the narration is appended to; Narrated records
+     * the verdict, so a replay never judges again.
+     */
+    reply: string;
     reasoning?: string | null;
     usage: Usage;
     model: string;

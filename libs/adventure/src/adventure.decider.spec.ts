@@ -528,7 +528,7 @@ describe('adventure decider', () => {
     it('answers 409 for undo, redo, edit, erase, move, correct and retcon while a turn is in flight', () => {
       const history = AdventureHistory.create();
       const { aiActionId } = history.turn('do', 'walk north', {
-        accepted: [{ type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' }],
+        reported: [{ type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' }],
       });
       history.undo();
       history.redo();
@@ -596,7 +596,7 @@ describe('adventure decider', () => {
     function withHarbor() {
       const history = AdventureHistory.create();
       const turn = history.turn('do', 'walk north', {
-        accepted: [
+        reported: [
           { type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' },
           { type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' },
         ],

@@ -23,7 +23,7 @@ import type {
 } from './adventure.events';
 import { LIMITS } from './adventure.limits';
 import { isOnPath, narrativeAtDepth, projectDecided } from './adventure.projector';
-import { storyTail, turnStatus } from './adventure.queries';
+import { narrativeForTurn, storyTail, turnStatus } from './adventure.queries';
 import { DEFAULT_SETTINGS, nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import {
   MAX_CARD_NAME_CHARS,
@@ -41,7 +41,7 @@ import { checkJsonValue } from './event.validation';
 import { cardIdsHeld, cardsHeld } from './script-cards.projector';
 import type { MemoriesUsed } from './memory.events';
 import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
-import { tryCorrection } from './narrative.port';
+import { judgeReply, tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
 import {
   decideScript,
@@ -190,9 +190,17 @@ export function decide(
       const byScript = outputScriptChangedText(d.scripts?.output);
       const text = checkText('text', d.text, { max: LIMITS.narrationChars, required: !byScript });
       if (text === '') throw new InvalidCommandError('text is empty; write something');
-      if (!Array.isArray(d.accepted) || !Array.isArray(d.rejected)) {
-        throw new InvalidCommandError('accepted and rejected must be lists');
+      if (typeof d.reply !== 'string') {
+        throw new InvalidCommandError("reply must be the model's whole reply, as text");
       }
+      // Judged here, on the state this narration is appended to: a canon edited while the model
+      // wrote is the canon it answers to (the handler decides again on a version conflict).
+      const { accepted, rejected } = judgeReply(
+        d.reply,
+        narrativeForTurn(state),
+        state.fields.canon,
+        inFlight.playerEvents,
+      );
       return [
         {
           type: 'Narrated',
@@ -200,8 +208,8 @@ export function decide(
             turnId: d.turnId,
             action: { id: actionId, text, tokens: count(text) },
             replacesActionId: inFlight.replacesActionId,
-            accepted: d.accepted,
-            rejected: d.rejected,
+            accepted,
+            rejected,
             reasoning: d.reasoning ?? null,
             usage: {
               promptTokens: d.usage.promptTokens,

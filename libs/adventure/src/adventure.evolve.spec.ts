@@ -79,7 +79,7 @@ describe('evolve, the projection contract', () => {
     const history = AdventureHistory.create();
     const { turnId } = history.act('do', 'walk north');
     given(history)
-      .when((h) => h.narrate({ actionId: 'n1', accepted: [enterMira] }))
+      .when((h) => h.narrate({ actionId: 'n1', reported: [enterMira] }))
       .then((state) => {
         expect(state.head).toBe('n1');
         expect(state.narrative.entities.mira).toMatchObject({ status: 'alive' });
@@ -97,11 +97,11 @@ describe('evolve, the projection contract', () => {
 
   it('given a narrated turn, when it is retried, then the new take goes beside the old one and the state starts again from their parent', () => {
     const history = AdventureHistory.create();
-    const first = history.turn('do', 'walk', { accepted: [enterMira] });
+    const first = history.turn('do', 'walk', { reported: [enterMira] });
     given(history)
       .when((h) => {
         h.requestRetry();
-        h.narrate({ actionId: 'take-2', accepted: [] });
+        h.narrate({ actionId: 'take-2', reported: [] });
       })
       .then((state) => {
         expect(state.nodes['take-2'].parentId).toBe(first.playerActionId);
@@ -113,8 +113,8 @@ describe('evolve, the projection contract', () => {
 
   it('given two turns, when one is undone, then the head is back before it, redo remembers it, and the state follows', () => {
     const history = AdventureHistory.create();
-    const first = history.turn('do', 'walk', { accepted: [enterMira] });
-    const second = history.turn('do', 'rest', { accepted: [tired] });
+    const first = history.turn('do', 'walk', { reported: [enterMira] });
+    const second = history.turn('do', 'rest', { reported: [tired] });
     given(history)
       .when((h) => h.undo())
       .then((state) => {
@@ -126,7 +126,7 @@ describe('evolve, the projection contract', () => {
 
   it('given a narration with state events, when one is retconned, then the state is folded without it', () => {
     const history = AdventureHistory.create();
-    const { aiActionId } = history.turn('do', 'walk', { accepted: [enterMira, tired] });
+    const { aiActionId } = history.turn('do', 'walk', { reported: [enterMira, tired] });
     given(history)
       .when((h) => h.retcon(aiActionId, 1))
       .then((state) => {
@@ -137,7 +137,7 @@ describe('evolve, the projection contract', () => {
 
   it('given a narration, when it is erased, then it stays on the path flagged and its state events leave the state', () => {
     const history = AdventureHistory.create();
-    const { aiActionId } = history.turn('do', 'walk', { accepted: [enterMira] });
+    const { aiActionId } = history.turn('do', 'walk', { reported: [enterMira] });
     history.turn('do', 'rest');
     given(history)
       .when((h) => h.erase(aiActionId))
@@ -173,7 +173,7 @@ describe('evolve, the projection contract', () => {
 
   it('given a turn, when the player corrects the state, then the correction is kept on the head and folded in', () => {
     const history = AdventureHistory.create();
-    const { aiActionId } = history.turn('do', 'walk', { accepted: [enterMira] });
+    const { aiActionId } = history.turn('do', 'walk', { reported: [enterMira] });
     given(history)
       .when((h) => h.correct({ op: 'setStatus', id: 'mira', status: 'wounded' }))
       .then((state) => {

@@ -45,8 +45,7 @@ describe('adventure projector', () => {
   it('appends a turn below the head and folds its accepted events', () => {
     const history = AdventureHistory.create();
     const { turnId, playerActionId, aiActionId } = history.turn('do', 'walk north', {
-      accepted: [enterHarbor, enterMira],
-      rejected: [{ line: '{"type":"x"}', reason: 'unknown type', fix: 'use a known type' }],
+      reported: [enterHarbor, enterMira, '{"type":"x"}'],
       manifest: { sections: ['history'] },
     });
     const { state } = history;
@@ -67,7 +66,7 @@ describe('adventure projector', () => {
       manifest: { sections: ['history'] },
     });
     expect(lastAiRejections(state)).toEqual([
-      { line: '{"type":"x"}', reason: 'unknown type', fix: 'use a known type' },
+      expect.objectContaining({ line: '{"type":"x"}', reason: 'unknown type "x"' }),
     ]);
   });
 
@@ -80,6 +79,7 @@ describe('adventure projector', () => {
       actionId,
       replacesActionId: null,
       requestedAtVersion: 2,
+      playerEvents: [],
     });
     expect(turnStatus(history.state, turnId)).toEqual({ status: 'queued', actionId });
     history.fail('model unreachable');
@@ -98,10 +98,9 @@ describe('adventure projector', () => {
   describe('retry', () => {
     it('excludes the replaced take while in flight and rolls the state back', () => {
       const history = AdventureHistory.create();
-      const first = history.turn('do', 'walk north', { accepted: [enterHarbor] });
+      const first = history.turn('do', 'walk north', { reported: [enterHarbor] });
       const second = history.turn('do', 'wait', {
-        accepted: [fact('The bell rang')],
-        rejected: [{ line: 'x', reason: 'r', fix: 'f' }],
+        reported: [fact('The bell rang'), 'x'],
       });
       history.requestRetry();
       const { state } = history;
@@ -119,8 +118,8 @@ describe('adventure projector', () => {
 
     it('writes the new take as a sibling, moves the head to it, keeps the old take', () => {
       const history = AdventureHistory.create();
-      const turn = history.turn('do', 'walk north', { accepted: [fact('Old take')] });
-      const take = history.retry({ accepted: [fact('New take')] });
+      const turn = history.turn('do', 'walk north', { reported: [fact('Old take')] });
+      const take = history.retry({ reported: [fact('New take')] });
       const { state } = history;
       expect(requireNode(state, take).parentId).toBe(turn.playerActionId);
       expect(requireNode(state, take).depth).toBe(requireNode(state, turn.aiActionId).depth);
@@ -131,7 +130,7 @@ describe('adventure projector', () => {
 
     it('a failed retry brings the old take back into the story', () => {
       const history = AdventureHistory.create();
-      const turn = history.turn('do', 'walk north', { accepted: [fact('Old take')] });
+      const turn = history.turn('do', 'walk north', { reported: [fact('Old take')] });
       history.requestRetry();
       history.fail();
       expect(ids(history.state).at(-1)).toBe(turn.aiActionId);
@@ -142,8 +141,8 @@ describe('adventure projector', () => {
   describe('undo and redo', () => {
     it('moves the head back before the last turn and forward again; state follows', () => {
       const history = AdventureHistory.create();
-      const first = history.turn('do', 'walk north', { accepted: [enterHarbor] });
-      const second = history.turn('do', 'wait', { accepted: [fact('The bell rang')] });
+      const first = history.turn('do', 'walk north', { reported: [enterHarbor] });
+      const second = history.turn('do', 'wait', { reported: [fact('The bell rang')] });
       history.undo();
       expect(history.head).toBe(first.aiActionId);
       expect(ids(history.state)).toEqual(['opening', first.playerActionId, first.aiActionId]);
@@ -176,15 +175,15 @@ describe('adventure projector', () => {
   describe('branches and takes', () => {
     it('acting below a non-live take forks a branch; switching back restores its state', () => {
       const history = AdventureHistory.create();
-      const turn = history.turn('do', 'walk north', { accepted: [fact('Take one')] });
-      const later = history.turn('do', 'wait', { accepted: [fact('Later on take one')] });
+      const turn = history.turn('do', 'walk north', { reported: [fact('Take one')] });
+      const later = history.turn('do', 'wait', { reported: [fact('Later on take one')] });
       history.undo();
-      const takeTwo = history.retry({ accepted: [fact('Take two')] });
+      const takeTwo = history.retry({ reported: [fact('Take two')] });
       expect(facts(history.state)).toEqual(['Take two']);
 
       history.moveHead(turn.aiActionId);
       expect(facts(history.state)).toEqual(['Take one']);
-      const branch = history.turn('story', 'A gull cries.', { accepted: [fact('Branch')] });
+      const branch = history.turn('story', 'A gull cries.', { reported: [fact('Branch')] });
       expect(requireNode(history.state, branch.playerActionId ?? '').parentId).toBe(
         turn.aiActionId,
       );
@@ -216,10 +215,9 @@ describe('adventure projector', () => {
 
     it('an erased action leaves every read of the story, and its events the state', () => {
       const history = AdventureHistory.create();
-      const first = history.turn('do', 'walk north', { accepted: [enterHarbor] });
+      const first = history.turn('do', 'walk north', { reported: [enterHarbor] });
       const second = history.turn('do', 'wait', {
-        accepted: [fact('The bell rang')],
-        rejected: [{ line: 'x', reason: 'r', fix: 'f' }],
+        reported: [fact('The bell rang'), 'x'],
       });
       history.erase(first.aiActionId);
       expect(ids(history.state)).toEqual([
@@ -242,10 +240,10 @@ describe('adventure projector', () => {
   describe('corrections and retcons', () => {
     it('a correction shows in the state at once and survives the next turn', () => {
       const history = AdventureHistory.create();
-      history.turn('do', 'walk north', { accepted: [enterHarbor, enterMira] });
+      history.turn('do', 'walk north', { reported: [enterHarbor, enterMira] });
       history.correct({ op: 'setStatus', id: 'mira', status: 'wounded' });
       expect(history.state.narrative.entities.mira.status).toBe('wounded');
-      history.turn('do', 'wait', { accepted: [fact('Night falls')] });
+      history.turn('do', 'wait', { reported: [fact('Night falls')] });
       expect(history.state.narrative.entities.mira.status).toBe('wounded');
       expect(facts(history.state)).toEqual(['Night falls']);
       // Undo past the correction's anchor removes it with its turn; redo brings it back.
@@ -258,8 +256,8 @@ describe('adventure projector', () => {
 
     it('a correction anchored below the head is folded in its place', () => {
       const history = AdventureHistory.create();
-      const first = history.turn('do', 'walk north', { accepted: [enterHarbor, enterMira] });
-      history.turn('do', 'wait', { accepted: [{ type: 'status', id: 'mira', to: 'asleep' }] });
+      const first = history.turn('do', 'walk north', { reported: [enterHarbor, enterMira] });
+      history.turn('do', 'wait', { reported: [{ type: 'status', id: 'mira', to: 'asleep' }] });
       history.correct({ op: 'rename', id: 'mira', name: 'Old Mira' }, first.aiActionId);
       expect(history.state.narrative.entities.mira).toMatchObject({
         name: 'Old Mira',
@@ -269,8 +267,8 @@ describe('adventure projector', () => {
 
     it('a retcon recomputes the state without the withdrawn event', () => {
       const history = AdventureHistory.create();
-      const first = history.turn('do', 'walk north', { accepted: [enterHarbor, enterMira] });
-      history.turn('do', 'wait', { accepted: [fact('Night falls')] });
+      const first = history.turn('do', 'walk north', { reported: [enterHarbor, enterMira] });
+      history.turn('do', 'wait', { reported: [fact('Night falls')] });
       history.retcon(first.aiActionId, 1);
       expect(entityIds(history.state)).toEqual(['harbor']);
       expect(facts(history.state)).toEqual(['Night falls']);
@@ -281,7 +279,7 @@ describe('adventure projector', () => {
   describe('replay', () => {
     function busyHistory(): AdventureHistory {
       const history = playedAdventure(24, 200);
-      const undone = history.turn('do', 'dig', { accepted: [fact('A hole')] });
+      const undone = history.turn('do', 'dig', { reported: [fact('A hole')] });
       history.undo();
       history.turn('say', 'no digging');
       history.moveHead(undone.aiActionId);

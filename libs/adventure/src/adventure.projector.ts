@@ -25,7 +25,7 @@
 // An event type this projector does not know is an error, not a no-op: a projection that skipped
 // an event would differ from the one its writer saw, and a replay would report it as equal.
 
-import type { NarrativeState, NarrativeTurn } from '@chronicle/narrative';
+import type { NarrativeState, NarrativeTurn, StateEvent } from '@chronicle/narrative';
 import type { AdventureEvent, RecordedAdventureEvent, StoryCard } from './adventure.events';
 import type { MemoryEvent } from './memory.events';
 import type { ScriptEvent } from './script.events';
@@ -39,6 +39,7 @@ import {
   type ActionNode,
   type AdventureState,
   type PathEntry,
+  type TurnInFlight,
   type TurnOutcome,
 } from './adventure.state';
 import {
@@ -47,7 +48,9 @@ import {
   contribution,
   hasContribution,
   initialNarrativeState,
+  stateEventsIn,
 } from './narrative.port';
+import { playerActionsOfTurn } from './adventure.queries';
 import { isMemoryEvent, isScriptEvent, turnRoleOf } from './event.catalogue';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 import { evolveScripts, shareScriptTables } from './script.projector';
@@ -94,6 +97,42 @@ function ownContainers(state: AdventureState): AdventureState {
 function ownCards(draft: AdventureState): StoryCard[] {
   if (sharedCards.delete(draft)) draft.cards = draft.cards.slice();
   return draft.cards;
+}
+
+/**
+ * `playerTextEvents` after an action's text is written: the state events the text carries kept,
+ * or an edited text's forgotten. The same record when nothing changes, which is nearly always.
+ * Shared with the plain `evolve`.
+ */
+export function playerTextEventsAfter(
+  record: Record<string, StateEvent[]>,
+  actionId: string,
+  text: string,
+): Record<string, StateEvent[]> {
+  const events = stateEventsIn(text);
+  const known = Object.prototype.hasOwnProperty.call(record, actionId);
+  if (events.length === 0 && !known) return record;
+  const next = { ...record };
+  if (events.length === 0) delete next[actionId];
+  else next[actionId] = events;
+  return next;
+}
+
+/**
+ * What the player's text of the turn in flight carried (`TurnInFlight.playerEvents`), read once
+ * the turn has started. Shared with the plain `evolve`.
+ */
+export function playerEventsOfTurn(
+  state: Pick<AdventureState, 'path' | 'inFlight' | 'playerTextEvents'>,
+): StateEvent[] {
+  const texts = state.playerTextEvents;
+  // The common adventure: no player ever typed a state event.
+  if (Object.keys(texts).length === 0) return [];
+  return playerActionsOfTurn(state).flatMap((entry) => texts[entry.id] ?? []);
+}
+
+function notePlayerText(draft: AdventureState, actionId: string, text: string): void {
+  draft.playerTextEvents = playerTextEventsAfter(draft.playerTextEvents, actionId, text);
 }
 
 function putNode(draft: AdventureState, node: ActionNode): void {
@@ -405,6 +444,7 @@ function evolveAdventure(
       );
       draft.openingId = opening.id;
       appendAtHead(draft, opening);
+      notePlayerText(draft, opening.id, d.opening);
       draft.narrative = initialNarrativeState();
       draft.narrativeAtParent = draft.narrative;
       return;
@@ -457,13 +497,15 @@ function evolveAdventure(
     case 'PlayerActed': {
       const { turnId, action } = event.data;
       draft.redo = [];
-      draft.inFlight = {
+      const inFlight: TurnInFlight = {
         turnId,
         kind: action ? 'action' : 'continue',
         actionId: action ? action.id : null,
         replacesActionId: null,
         requestedAtVersion: version,
+        playerEvents: [],
       };
+      draft.inFlight = inFlight;
       if (action) {
         const parent = nodeAt(draft, draft.head ?? '', version);
         const node = newNode(
@@ -478,9 +520,11 @@ function evolveAdventure(
           version,
         );
         appendAtHead(draft, node);
+        notePlayerText(draft, node.id, action.text);
         // A player action adds nothing to the narrative state.
         draft.narrativeAtParent = draft.narrative;
       }
+      inFlight.playerEvents = playerEventsOfTurn(draft);
       return;
     }
 
@@ -494,7 +538,10 @@ function evolveAdventure(
         actionId: null,
         replacesActionId: event.data.replacesActionId,
         requestedAtVersion: version,
+        playerEvents: [],
       };
+      // Read with the replaced take left out: the player's text is what it answered.
+      draft.inFlight.playerEvents = playerEventsOfTurn(draft);
       return;
 
     case 'Narrated': {
@@ -577,6 +624,7 @@ function evolveAdventure(
     case 'ActionEdited': {
       const node = nodeAt(draft, event.data.actionId, version);
       replaceNode(draft, { ...node, tokens: event.data.tokens, textVersion: version });
+      if (node.type !== 'ai') notePlayerText(draft, node.id, event.data.text);
       withdrawCovering(draft, node.id);
       return;
     }

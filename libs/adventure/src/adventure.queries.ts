@@ -19,7 +19,7 @@ export interface StoryReadOptions {
 }
 
 /** The id a story read leaves out while a retry is in flight, or null. */
-export function excludedActionId(state: AdventureState): string | null {
+export function excludedActionId(state: Pick<AdventureState, 'inFlight'>): string | null {
   return state.inFlight?.replacesActionId ?? null;
 }
 
@@ -42,7 +42,7 @@ export function storyActionCount(state: AdventureState, options: StoryReadOption
  * path (a turn reads a window, not a 5,000-action story).
  */
 export function storyTail(
-  state: AdventureState,
+  state: Pick<AdventureState, 'path' | 'inFlight'>,
   count: number,
   options: StoryReadOptions = {},
 ): PathEntry[] {
@@ -53,6 +53,22 @@ export function storyTail(
     if (!entry.erased && entry.id !== excluded) tail.push(entry);
   }
   return tail.reverse();
+}
+
+/** How many player actions back the player's text of a turn reaches at most. */
+const PLAYER_ACTIONS_OF_A_TURN = 4;
+
+/**
+ * What the player wrote for the turn in flight: their actions (or the opening) since the last
+ * narration in the story, at most four, oldest first (none for a continue right after a
+ * narration). The referee refuses an event their texts carried (`inFlight.playerEvents`), and
+ * the turn's recall searches with their texts.
+ */
+export function playerActionsOfTurn(state: Pick<AdventureState, 'path' | 'inFlight'>): PathEntry[] {
+  const tail = storyTail(state, PLAYER_ACTIONS_OF_A_TURN);
+  let start = tail.length;
+  while (start > 0 && tail[start - 1].type !== 'ai') start--;
+  return tail.slice(start);
 }
 
 /** The window the refusal lookup searches, in story actions. */

@@ -29,11 +29,13 @@ import type { NarrationFailureCode } from './narration-failure';
  * settings carry the scripts' context mode and limits (both landed together). 7: memories keep
  * the actions they were written from (`sourceActionIds`). 8: cards a script added have a home
  * node and are parked off its path (`scriptCardHomes`, `parkedCards`). 9: a capacity eviction
- * no longer forgets (the bank keeps every memory). How a
+ * no longer forgets (the bank keeps every memory). 10: the turn in flight holds the state events
+ * its player's text carried (`inFlight.playerEvents`, the referee's, now the decider's), read
+ * from `playerTextEvents`. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 9;
+export const projectorVersion = 10;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -86,6 +88,13 @@ export interface TurnInFlight {
   replacesActionId: string | null;
   /** Stream version of the event that started the turn. */
   requestedAtVersion: number;
+  /**
+   * The state events the player's text of this turn carried (`playerActionsOfTurn`, read from
+   * `playerTextEvents`; nearly always none). The referee refuses a model's event that repeats
+   * one: the player cannot report state through a model that echoes them. Held here so the
+   * decider judges a narration with no text read.
+   */
+  playerEvents: StateEvent[];
 }
 
 /** `stopped`: a script stopped the turn before the model was called (`error` holds its message). */
@@ -141,6 +150,12 @@ export interface AdventureState {
    */
   narrativeAtParent: NarrativeState | null;
   inFlight: TurnInFlight | null;
+  /**
+   * The state events a player's text carries (an action's, or the opening's), by action id:
+   * only the texts that carry any are here, which is nearly none. Texts live in the events, not
+   * the projection; this is what the turn in flight needs of them (`inFlight.playerEvents`).
+   */
+  playerTextEvents: Record<string, StateEvent[]>;
   recentTurns: TurnOutcome[];
   lastContext: LastContext | null;
   /** Memories, summary versions and their cursors (memory.projector.ts). */
@@ -267,6 +282,7 @@ export function initialState(): AdventureState {
     narrative: initialNarrativeState(),
     narrativeAtParent: initialNarrativeState(),
     inFlight: null,
+    playerTextEvents: {},
     recentTurns: [],
     lastContext: null,
     memory: emptyMemoryBank(),

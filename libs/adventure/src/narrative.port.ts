@@ -7,14 +7,42 @@ import {
   foldNarrative,
   foldTurn,
   initialNarrativeState,
+  parseReply,
+  referee,
+  stateEventsIn,
+  type Canon,
   type Correction,
   type NarrativeState,
   type NarrativeTurn,
+  type Rejection,
   type StateEvent,
 } from '@chronicle/narrative';
 
 export type NarrativeCorrection = Correction;
-export { initialNarrativeState };
+export { initialNarrativeState, stateEventsIn };
+
+/** What a narration records of the state block its model reported. */
+export interface ReplyVerdict {
+  accepted: StateEvent[];
+  /** The block's unreadable lines (the parser's), then the events the referee refused. */
+  rejected: Rejection[];
+}
+
+/**
+ * The model's proposal judged: the reply's last state block parsed, and its events refereed
+ * against the narrative state and canon the narration is appended to. An event the player's
+ * text of the turn carried is refused (`playerEvents`).
+ */
+export function judgeReply(
+  reply: string,
+  narrative: NarrativeState,
+  canon: Canon,
+  playerEvents: readonly StateEvent[],
+): ReplyVerdict {
+  const parsed = parseReply(reply);
+  const verdict = referee(narrative, canon, parsed.events, { playerEvents });
+  return { accepted: verdict.accepted, rejected: [...parsed.rejections, ...verdict.rejected] };
+}
 
 /** What a story node holds for the narrative state (an `ActionNode`'s fields). */
 interface ContributingNode {

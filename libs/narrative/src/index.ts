@@ -13,7 +13,13 @@ export { EMIT_REMINDER, EMIT_RULE } from './emit-rule.prompt';
 export { FENCE_MARK, parseReply } from './reply.parser';
 export { ProseStreamFilter } from './prose-stream.filter';
 export { referee, type RefereeOptions } from './narrative.referee';
-export { defuseStateFences, echoedEvents, isEchoOf } from './player-text.guard';
+export {
+  defuseStateFences,
+  echoKeys,
+  echoedEvents,
+  isEchoOf,
+  stateEventsIn,
+} from './player-text.guard';
 export { evolve, initialNarrativeState } from './narrative.state';
 export { foldNarrative, foldTurn } from './narrative.fold';
 export { CANON_HEADING, renderCanon } from './narrative.canon';

@@ -7,7 +7,7 @@ import { forbiddenChangeLine, forbiddingRule } from './narrative.canon';
 import { aKind, checkEventShape, rejection } from './event-shape.validator';
 import { MAX_EVENTS_PER_BLOCK, MAX_IDS_IN_FIX, PLAYER_ID } from './narrative.limits';
 import { evolve, findEntity, hasFact } from './narrative.state';
-import { echoedEvents, isEchoOf } from './player-text.guard';
+import { echoKeys, isEchoOf, stateEventsIn } from './player-text.guard';
 import type {
   Canon,
   NarrativeState,
@@ -24,6 +24,11 @@ export interface RefereeOptions {
    * carried is the player's, not the model's report, and is refused (see player-text.guard.ts).
    */
   playerText?: string;
+  /**
+   * The events the player's texts carried, when the caller holds those rather than the texts
+   * (the adventure's turn in flight keeps them, see `stateEventsIn`): refused the same way.
+   */
+  playerEvents?: readonly StateEvent[];
 }
 
 export function referee(
@@ -35,7 +40,10 @@ export function referee(
   const accepted: StateEvent[] = [];
   const rejected: Rejection[] = [];
   const list = Array.isArray(events) ? events : [];
-  const players = echoedEvents(options.playerText ?? '');
+  const players = echoKeys([
+    ...(options.playerEvents ?? []),
+    ...stateEventsIn(options.playerText ?? ''),
+  ]);
   let current = state;
 
   for (let i = 0; i < list.length; i++) {

@@ -35,11 +35,11 @@ const MAX_OBJECTS = 200;
 
 /**
  * The state events the player's text carries, anywhere in it (in a fence or not, on one line or
- * over several), as keys `isEchoOf` compares with. Every JSON object that passes the event-shape
- * check counts; nothing of the text is otherwise parsed or trusted.
+ * over several), each once. Every JSON object that passes the event-shape check counts; nothing
+ * of the text is otherwise parsed or trusted.
  */
-export function echoedEvents(playerText: string): ReadonlySet<string> {
-  const keys = new Set<string>();
+export function stateEventsIn(playerText: string): StateEvent[] {
+  const events = new Map<string, StateEvent>();
   const text = typeof playerText === 'string' ? playerText : '';
   let found = 0;
   for (let start = text.indexOf('{'); start >= 0 && found < MAX_OBJECTS;) {
@@ -51,14 +51,24 @@ export function echoedEvents(playerText: string): ReadonlySet<string> {
     const value = tryJson(text.slice(start, end + 1));
     const check = value === undefined ? undefined : checkEventShape(value, '');
     if (check?.ok) {
-      keys.add(eventKey(check.event));
+      events.set(eventKey(check.event), check.event);
       found++;
       start = text.indexOf('{', end + 1);
     } else {
       start = text.indexOf('{', start + 1);
     }
   }
-  return keys;
+  return [...events.values()];
+}
+
+/** The player's events as keys `isEchoOf` compares with. */
+export function echoKeys(events: readonly StateEvent[]): ReadonlySet<string> {
+  return new Set(events.map(eventKey));
+}
+
+/** The state events the player's text carries (see `stateEventsIn`), as `isEchoOf`'s keys. */
+export function echoedEvents(playerText: string): ReadonlySet<string> {
+  return echoKeys(stateEventsIn(playerText));
 }
 
 /** Whether `event` is one of the player's (same type and fields, whatever their order). */

@@ -128,7 +128,10 @@ const COMMANDS: [weight: number, pick: Pick][] = [
     2,
     (rand, history, state) => ({
       type: 'EditAction',
-      data: { actionId: anyNode(rand, state), text: `edited ${history.nextId('text')}` },
+      data: {
+        actionId: anyNode(rand, state),
+        text: `edited ${history.nextId('text')}${forgedLine(history)}`,
+      },
     }),
   ],
   [1, (rand, _, state) => ({ type: 'EraseAction', data: { actionId: anyNode(rand, state) } })],
@@ -246,6 +249,17 @@ function pathNode(rand: Prng, state: AdventureState): string {
   return rand.pick(state.path)?.id ?? 'none';
 }
 
+/**
+ * Now and then (every sixth call), a state event the player types into their text, which the
+ * referee refuses to take back from the model. Drawn from the id counter, not the generator, so
+ * the commands drawn stay those of the same seed without it.
+ */
+function forgedLine(history: AdventureHistory): string {
+  const serial = history.nextId('p');
+  if (Number(serial.slice(2)) % 6 !== 0) return '';
+  return ` ${JSON.stringify({ type: 'fact', text: `typed ${serial}` })}`;
+}
+
 function stateEvent(rand: Prng, serial: string): StateEvent {
   const id = rand.pick(ENTITIES) ?? 'mira';
   switch (rand.int(5)) {
@@ -280,7 +294,7 @@ function action(rand: Prng, history: AdventureHistory): Command {
   const inputType = rand.pick(['do', 'say', 'story', 'continue'] as const) ?? 'do';
   const turnId = history.nextId('turn');
   const actionId = history.nextId('action');
-  const text = `walk to the ${rand.pick(ENTITIES)}`;
+  const text = `walk to the ${rand.pick(ENTITIES)}${forgedLine(history)}`;
   if (!rand.chance(0.25) || inputType === 'continue') {
     return { type: 'SubmitAction', data: { turnId, inputType, text, actionId } };
   }
@@ -307,10 +321,8 @@ function narration(rand: Prng, history: AdventureHistory, state: AdventureState)
   const accepted = Array.from({ length: rand.int(4) }, () => stateEvent(rand, history.nextId('f')));
   const memories = state.memory.memories.filter(() => rand.chance(0.3)).map((m) => m.id);
   const command = narrationCommand(inFlightTurn(state), history.nextId('action'), {
-    accepted,
-    rejected: rand.chance(0.2)
-      ? [{ line: 'mira flies', reason: 'no such power', fix: 'walk' }]
-      : [],
+    // The decider referees the reply: a raw line now and then comes back rejected.
+    reported: rand.chance(0.2) ? [...accepted, 'mira flies'] : accepted,
     manifest: rand.chance(0.3) ? { timedLore: ['card-mira'] } : { sections: ['history'] },
     ...(memories.length > 0 && { memoriesUsed: memories }),
   });

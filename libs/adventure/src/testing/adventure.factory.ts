@@ -3,7 +3,7 @@
 // deterministic (`action-3`, `turn-2`), and tokens are counted as words so expectations can be
 // worked out by hand.
 
-import type { Correction, Rejection, StateEvent } from '@chronicle/narrative';
+import type { Correction, StateEvent } from '@chronicle/narrative';
 import type {
   AdventureCommand,
   CreateAdventure,
@@ -52,8 +52,13 @@ export function createAdventureCommand(
 export interface NarrationOptions {
   text?: string;
   actionId?: string;
-  accepted?: StateEvent[];
-  rejected?: Rejection[];
+  /**
+   * The events the model reports in its reply's state block (the decider's referee judges
+   * them: a no-op is dropped, a refused one is recorded as rejected). Objects and raw lines.
+   */
+  reported?: Array<StateEvent | string | object>;
+  /** The model's whole reply, when a test writes it itself (default: the text, then `reported`). */
+  reply?: string;
   manifest?: Record<string, unknown>;
   memoriesUsed?: string[];
 }
@@ -198,19 +203,26 @@ export class AdventureHistory {
   }
 }
 
+/** A model's reply: the prose, then a `state` block of `lines` (JSON Lines) when there are any. */
+export function modelReply(prose: string, lines: Array<StateEvent | string | object>): string {
+  if (lines.length === 0) return prose;
+  const body = lines.map((line) => (typeof line === 'string' ? line : JSON.stringify(line)));
+  return [prose, '', '```state', ...body, '```'].join('\n');
+}
+
 export function narrationCommand(
   turnId: string,
   actionId: string,
   options: NarrationOptions = {},
 ): RecordNarration {
+  const text = options.text ?? `The sea answers ${actionId}.`;
   return {
     type: 'RecordNarration',
     data: {
       turnId,
       actionId,
-      text: options.text ?? `The sea answers ${actionId}.`,
-      accepted: options.accepted ?? [],
-      rejected: options.rejected ?? [],
+      text,
+      reply: options.reply ?? modelReply(text, options.reported ?? []),
       reasoning: null,
       usage: { promptTokens: 1200, completionTokens: 80, cachedTokens: 1024 },
       model: 'offline-narrator',
@@ -231,7 +243,7 @@ export function playedAdventure(turns: number, narrationChars = 1500): Adventure
   for (let index = 0; index < turns; index++) {
     // Mostly moves and status changes, a fact now and then: facts accumulate for the whole
     // story, entities do not.
-    const accepted: StateEvent[] =
+    const reported: StateEvent[] =
       index === 0
         ? [
             { type: 'enter', id: 'harbor', name: 'Harbor', kind: 'place' },
@@ -253,9 +265,9 @@ export function playedAdventure(turns: number, narrationChars = 1500): Adventure
             ];
     history.turn(index % 3 === 0 ? 'say' : 'do', `look around ${index}`, {
       text: prose,
-      accepted,
+      reported,
     });
-    if (index % 10 === 9) history.retry({ text: prose, accepted });
+    if (index % 10 === 9) history.retry({ text: prose, reported });
   }
   return history;
 }
