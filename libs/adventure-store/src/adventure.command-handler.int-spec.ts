@@ -103,6 +103,45 @@ describe('AdventureCommandHandler', () => {
     expect((await theirs.get(adventureId)).version).toBe(next.version + 1);
   });
 
+  it("given the canon edited while the model wrote, when the worker's narration is handled on the state it loaded, then the reply is judged on the head's canon", async () => {
+    const worker = repository();
+    const player = repository(); // the API, another process
+    const adventureId = await created(worker);
+    const first = randomUUID();
+    await worker.handle(adventureId, act(first), meta);
+    const mira = { type: 'enter', id: 'mira', name: 'Mira', kind: 'character', status: 'alive' };
+    await worker.handle(
+      adventureId,
+      narrationCommand(first, randomUUID(), { reported: [mira] }),
+      meta,
+    );
+    const turnId = randomUUID();
+    await worker.handle(adventureId, act(turnId), meta);
+    const loaded = await worker.get(adventureId); // the narrate job's projection
+    const asleep = { type: 'status', id: 'mira', to: 'asleep' };
+    const command = narrationCommand(turnId, randomUUID(), { reported: [asleep] });
+    expect(decide(command, loaded, { countTokens })[0]).toMatchObject({
+      data: { accepted: [asleep] },
+    });
+
+    // The player forbids it while the model writes: the worker's append at its version loses.
+    await player.handle(
+      adventureId,
+      {
+        type: 'EditAdventure',
+        data: { canon: { rules: [], forbiddenStatusChanges: [{ from: 'alive', to: 'asleep' }] } },
+      },
+      meta,
+    );
+    const handled = await worker.handle(adventureId, command, meta, { state: loaded });
+    expect(handled.events[0]).toMatchObject({
+      type: 'Narrated',
+      version: loaded.version + 2,
+      data: { accepted: [], rejected: [expect.objectContaining({ line: JSON.stringify(asleep) })] },
+    });
+    expect(handled.state.narrative.entities.mira?.status).toBe('alive');
+  });
+
   it('given a command with a key, when it is handled twice, then it is appended once and the second answer is the duplicate', async () => {
     const repo = repository();
     const adventureId = await created(repo);
