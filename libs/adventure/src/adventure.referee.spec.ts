@@ -47,10 +47,7 @@ describe('RecordNarration judged by the decider', () => {
     expect(data.action.text).toBe('The harbor is silent.');
     expect(data.accepted).toEqual([harbor]);
     // The unreadable line is the parser's, the resurrection the canon's ("The dead stay dead").
-    expect(data.rejected.map((r) => r.line)).toEqual([
-      'the tide rises',
-      JSON.stringify(miraLives),
-    ]);
+    expect(data.rejected.map((r) => r.line)).toEqual(['the tide rises', JSON.stringify(miraLives)]);
     expect(data.rejected[1].reason).toMatch(/dead.*alive|canon|forbid/i);
   });
 
