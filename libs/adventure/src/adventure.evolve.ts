@@ -17,12 +17,7 @@
 
 import type { NarrativeState } from '@chronicle/narrative';
 import type { RecordedAdventureEvent, StoryCard } from './adventure.events';
-import {
-  ProjectionError,
-  pathEntry,
-  playerEventsOfTurn,
-  playerTextEventsAfter,
-} from './adventure.projector';
+import { ProjectionError, notePlayerText, pathEntry } from './adventure.projector';
 import {
   DEFAULT_SETTINGS,
   RECENT_TURNS_KEPT,
@@ -117,10 +112,7 @@ export function evolve(
   const turn = turnRoleOf(event);
   if (turn?.role === 'ends' && next.inFlight?.turnId === turn.turnId) next.inFlight = null;
   derivePath(next);
-  // What the player's text of a turn carried is read once it starts, on the path it starts on.
-  if ((event.type === 'PlayerActed' || event.type === 'RetryRequested') && next.inFlight) {
-    next.inFlight = { ...next.inFlight, playerEvents: playerEventsOfTurn(next) };
-  }
+  notePlayerText(next, event);
   // Cards a script added live on the node whose turn added them, and are parked while it is off
   // the path at the head (script-cards.projector.ts); a card just added is at home at the head.
   if (event.type === 'StoryCardAdded' && event.data.source) {
@@ -225,7 +217,6 @@ function applyEvent(next: PlainAdventureState, event: RecordedAdventureEvent): v
         version,
       );
       withNode(next, opening);
-      next.playerTextEvents = playerTextEventsAfter(next.playerTextEvents, opening.id, d.opening);
       next.openingId = opening.id;
       next.head = opening.id;
       return;
@@ -303,7 +294,6 @@ function applyEvent(next: PlainAdventureState, event: RecordedAdventureEvent): v
         );
         withNode(next, node);
         next.head = node.id;
-        next.playerTextEvents = playerTextEventsAfter(next.playerTextEvents, node.id, action.text);
       }
       return;
     }
@@ -393,13 +383,6 @@ function applyEvent(next: PlainAdventureState, event: RecordedAdventureEvent): v
     case 'ActionEdited': {
       const node = nodeAt(next, event.data.actionId, version);
       withNode(next, { ...node, tokens: event.data.tokens, textVersion: version });
-      if (node.type !== 'ai') {
-        next.playerTextEvents = playerTextEventsAfter(
-          next.playerTextEvents,
-          node.id,
-          event.data.text,
-        );
-      }
       next.memory = withdrawnCovering(next.memory, node.id, (id) => next.nodes[id]);
       return;
     }

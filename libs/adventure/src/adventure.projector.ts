@@ -39,7 +39,6 @@ import {
   type ActionNode,
   type AdventureState,
   type PathEntry,
-  type TurnInFlight,
   type TurnOutcome,
 } from './adventure.state';
 import {
@@ -102,9 +101,8 @@ function ownCards(draft: AdventureState): StoryCard[] {
 /**
  * `playerTextEvents` after an action's text is written: the state events the text carries kept,
  * or an edited text's forgotten. The same record when nothing changes, which is nearly always.
- * Shared with the plain `evolve`.
  */
-export function playerTextEventsAfter(
+function playerTextEventsAfter(
   record: Record<string, StateEvent[]>,
   actionId: string,
   text: string,
@@ -120,9 +118,9 @@ export function playerTextEventsAfter(
 
 /**
  * What the player's text of the turn in flight carried (`TurnInFlight.playerEvents`), read once
- * the turn has started. Shared with the plain `evolve`.
+ * the turn has started.
  */
-export function playerEventsOfTurn(
+function playerEventsOfTurn(
   state: Pick<AdventureState, 'path' | 'inFlight' | 'playerTextEvents'>,
 ): StateEvent[] {
   const texts = state.playerTextEvents;
@@ -131,8 +129,38 @@ export function playerEventsOfTurn(
   return playerActionsOfTurn(state).flatMap((entry) => texts[entry.id] ?? []);
 }
 
-function notePlayerText(draft: AdventureState, actionId: string, text: string): void {
-  draft.playerTextEvents = playerTextEventsAfter(draft.playerTextEvents, actionId, text);
+/**
+ * After `event`, once the path is where it leaves it (both folds): the state events a text it
+ * writes carries are kept (`playerTextEvents`), and a turn it starts (the catalogue's `starts`)
+ * reads what its player's text carried on the path it starts on (`inFlight.playerEvents`).
+ * Replaces the two fields, never changes them.
+ */
+export function notePlayerText(
+  state: Pick<AdventureState, 'path' | 'inFlight' | 'playerTextEvents'>,
+  event: RecordedAdventureEvent,
+): void {
+  const written = textWritten(event);
+  if (written) state.playerTextEvents = playerTextEventsAfter(state.playerTextEvents, ...written);
+  if (turnRoleOf(event)?.role === 'starts' && state.inFlight) {
+    state.inFlight = { ...state.inFlight, playerEvents: playerEventsOfTurn(state) };
+  }
+}
+
+/**
+ * The action and the text an event writes: the opening, a player's action, an edit (of any
+ * action: an edited narration's events are kept too, though only player actions are read back).
+ */
+function textWritten(event: RecordedAdventureEvent): [string, string] | null {
+  switch (event.type) {
+    case 'AdventureCreated':
+      return [event.data.openingAction.id, event.data.opening];
+    case 'PlayerActed':
+      return event.data.action ? [event.data.action.id, event.data.action.text] : null;
+    case 'ActionEdited':
+      return [event.data.actionId, event.data.text];
+    default:
+      return null;
+  }
 }
 
 function putNode(draft: AdventureState, node: ActionNode): void {
@@ -399,6 +427,7 @@ function foldEvent(draft: AdventureState, event: RecordedAdventureEvent): void {
   if (isMemoryEvent(event)) evolveMemory(draft, event);
   else if (isScriptEvent(event)) evolveScripts(draft, event);
   else evolveAdventure(draft, event);
+  notePlayerText(draft, event);
   // Which events end a turn is the catalogue's: the turn they name is then no longer in flight.
   const turn = turnRoleOf(event);
   if (turn?.role === 'ends' && draft.inFlight?.turnId === turn.turnId) draft.inFlight = null;
@@ -444,7 +473,6 @@ function evolveAdventure(
       );
       draft.openingId = opening.id;
       appendAtHead(draft, opening);
-      notePlayerText(draft, opening.id, d.opening);
       draft.narrative = initialNarrativeState();
       draft.narrativeAtParent = draft.narrative;
       return;
@@ -497,7 +525,7 @@ function evolveAdventure(
     case 'PlayerActed': {
       const { turnId, action } = event.data;
       draft.redo = [];
-      const inFlight: TurnInFlight = {
+      draft.inFlight = {
         turnId,
         kind: action ? 'action' : 'continue',
         actionId: action ? action.id : null,
@@ -505,7 +533,6 @@ function evolveAdventure(
         requestedAtVersion: version,
         playerEvents: [],
       };
-      draft.inFlight = inFlight;
       if (action) {
         const parent = nodeAt(draft, draft.head ?? '', version);
         const node = newNode(
@@ -520,11 +547,9 @@ function evolveAdventure(
           version,
         );
         appendAtHead(draft, node);
-        notePlayerText(draft, node.id, action.text);
         // A player action adds nothing to the narrative state.
         draft.narrativeAtParent = draft.narrative;
       }
-      inFlight.playerEvents = playerEventsOfTurn(draft);
       return;
     }
 
@@ -540,8 +565,6 @@ function evolveAdventure(
         requestedAtVersion: version,
         playerEvents: [],
       };
-      // Read with the replaced take left out: the player's text is what it answered.
-      draft.inFlight.playerEvents = playerEventsOfTurn(draft);
       return;
 
     case 'Narrated': {
@@ -624,7 +647,6 @@ function evolveAdventure(
     case 'ActionEdited': {
       const node = nodeAt(draft, event.data.actionId, version);
       replaceNode(draft, { ...node, tokens: event.data.tokens, textVersion: version });
-      if (node.type !== 'ai') notePlayerText(draft, node.id, event.data.text);
       withdrawCovering(draft, node.id);
       return;
     }
