@@ -174,12 +174,40 @@ export type AdventureView = Omit<Schema<'AdventureView'>, 'narrativeState' | 'st
 
 export type TurnStarted = Schema<'TurnAcceptedView'>;
 
+/** A passage of the story a turn recalled, cited by its action, with the scores that chose it. */
+export interface RecalledPassage {
+  actionId: string;
+  type: ActionView['type'];
+  tokens: number;
+  /** Its place on the story path (0 is the opening). */
+  position: number;
+  /** 1-based rank by its words (full text) and by its meaning (embeddings); null: not ranked. */
+  lexicalRank: number | null;
+  vectorRank: number | null;
+  /** Reciprocal rank fusion of the two ranks. */
+  fused: number;
+}
+
+export interface PassageReport {
+  used: RecalledPassage[];
+  /** Candidates left out because the history already holds them. */
+  inHistory: number;
+  budget: number;
+  tokens: number;
+  error?: string;
+}
+
+/** One action of the story at the head (GET …/actions/:actionId). */
+export type StoryAction = Schema<'StoryActionView'>;
+
 export interface ContextManifest {
   sections: Array<{ label: string; tokens: number; text?: string }>;
   tokens: { total: number; budget: number };
   cards: Array<{ id: string; name: string; keyword: string; included: boolean }>;
   memories: Array<{ id: string; similarity: number; pinned: boolean; text?: string }> | null;
   memoryError?: string | null;
+  /** Absent when the memory bank is off. */
+  passages?: PassageReport;
   history: { included: number; total: number; oldest_truncated: boolean };
   sha256?: { system: string; story: string };
 }
@@ -210,6 +238,15 @@ export interface MemoryView {
   forgotten: boolean;
   useCount: number;
   createdBy: string;
+  /** The story actions it was written from (none for a hand-written memory). */
+  sourceActionIds: string[];
+}
+
+/** A memory expanded to its source actions on the current path (GET …/memories/:id/sources). */
+export interface MemorySources {
+  memoryId: string;
+  text: string;
+  sources: Array<{ actionId: string; depth: number; type: ActionView['type']; text: string }>;
 }
 
 export interface SummaryView {

@@ -8,6 +8,7 @@ import {
   type ContextPreview,
   type LastContext,
 } from './api';
+import { RecalledPassages } from './cited-actions';
 import { type PanelProps, TitledList, Failure } from './inspect.shared';
 
 /** The action being typed, as the dry run supposes it (null when nothing is typed). */
@@ -21,6 +22,50 @@ export function ContextPanel(props: PanelProps & { draft: DraftAction | null }) 
   // The dry run supposes the action typed when it is asked for (a run per keystroke would spend
   // the turn limit); "Run again" takes what is typed then.
   const [dryRuns, setDryRuns] = useState(0);
+  const report = useContextReport(props, which, dryRuns);
+  const cite = { base: props.base, jumpTo: props.jumpTo };
+  return (
+    <div>
+      <div class="row" role="group" aria-label="Which context">
+        <button
+          type="button"
+          class={which === 'last' ? '' : 'secondary'}
+          aria-pressed={which === 'last'}
+          onClick={() => setWhich('last')}
+        >
+          Last turn
+        </button>
+        <button
+          type="button"
+          class={which === 'dry' ? '' : 'secondary'}
+          aria-pressed={which === 'dry'}
+          onClick={() => setWhich('dry')}
+        >
+          Dry run
+        </button>
+        {which === 'dry' && (
+          <button type="button" class="secondary" onClick={() => setDryRuns((n) => n + 1)}>
+            Run again
+          </button>
+        )}
+      </div>
+      <Failure error={report.error} />
+      {which === 'last' ? <LastTurn {...report} cite={cite} /> : <DryRun {...report} cite={cite} />}
+    </div>
+  );
+}
+
+type Cite = { base: string; jumpTo: (actionId: string) => void };
+
+/**
+ * The last turn's manifest and prompt, or the dry run's context for the action typed when it was
+ * asked for: loaded again when the story's version changes.
+ */
+function useContextReport(
+  props: PanelProps & { draft: DraftAction | null },
+  which: 'last' | 'dry',
+  dryRuns: number,
+) {
   const [supposed, setSupposed] = useState<DraftAction | null>(null);
   const [last, setLast] = useState<LastContext | null | undefined>(undefined);
   const [lastPrompt, setLastPrompt] = useState<{ system: string; story: string } | string | null>(
@@ -52,71 +97,54 @@ export function ContextPanel(props: PanelProps & { draft: DraftAction | null }) 
         .catch((e) => setError(describeError(e)));
     }
   }, [which, props.view.version, dryRuns]);
+  return { supposed, last, lastPrompt, preview, error };
+}
 
+type Report = ReturnType<typeof useContextReport> & { cite: Cite };
+
+function LastTurn({ last, lastPrompt, error, cite }: Report) {
+  if (last === undefined) return error ? null : <p class="muted">Loading…</p>;
+  if (last === null) {
+    return (
+      <p class="empty">No narrated turn yet. The dry run shows what the first one would send.</p>
+    );
+  }
   return (
-    <div>
-      <div class="row" role="group" aria-label="Which context">
-        <button
-          type="button"
-          class={which === 'last' ? '' : 'secondary'}
-          aria-pressed={which === 'last'}
-          onClick={() => setWhich('last')}
-        >
-          Last turn
-        </button>
-        <button
-          type="button"
-          class={which === 'dry' ? '' : 'secondary'}
-          aria-pressed={which === 'dry'}
-          onClick={() => setWhich('dry')}
-        >
-          Dry run
-        </button>
-        {which === 'dry' && (
-          <button type="button" class="secondary" onClick={() => setDryRuns((n) => n + 1)}>
-            Run again
-          </button>
-        )}
-      </div>
-      <Failure error={error} />
-      {which === 'last' && last === undefined && !error && <p class="muted">Loading…</p>}
-      {which === 'last' && last === null && (
-        <p class="empty">No narrated turn yet. The dry run shows what the first one would send.</p>
+    <>
+      <p class="muted small">
+        Turn {last.turnId.slice(0, 8)}, version {last.version}.
+      </p>
+      <Manifest manifest={last.manifest} cite={cite} />
+      {typeof lastPrompt === 'string' ? (
+        <p class="muted small">{lastPrompt}</p>
+      ) : lastPrompt ? (
+        <Prompt system={lastPrompt.system} story={lastPrompt.story} />
+      ) : (
+        <p class="muted">Rebuilding the prompt…</p>
       )}
-      {which === 'last' && last && (
-        <>
-          <p class="muted small">
-            Turn {last.turnId.slice(0, 8)}, version {last.version}.
-          </p>
-          <Manifest manifest={last.manifest} />
-          {typeof lastPrompt === 'string' ? (
-            <p class="muted small">{lastPrompt}</p>
-          ) : lastPrompt ? (
-            <Prompt system={lastPrompt.system} story={lastPrompt.story} />
-          ) : (
-            <p class="muted">Rebuilding the prompt…</p>
-          )}
-        </>
-      )}
-      {which === 'dry' && !preview && !error && <p class="muted">Building the context…</p>}
-      {which === 'dry' && preview && (
-        <>
-          <p class="muted small">
-            {supposed
-              ? `For the action being typed (${supposed.type}): ${supposed.text}`
-              : 'For the story as it stands (no action typed).'}
-          </p>
-          <Manifest
-            manifest={{
-              ...preview.report,
-              memories: preview.report.memories?.used ?? null,
-              memoryError: preview.report.memories?.error ?? null,
-            }}
-          />
-          <Prompt system={preview.system} story={preview.story} />
-        </>
-      )}
-    </div>
+    </>
+  );
+}
+
+function DryRun({ preview, supposed, error, cite }: Report) {
+  if (!preview) return error ? null : <p class="muted">Building the context…</p>;
+  return (
+    <>
+      <p class="muted small">
+        {supposed
+          ? `For the action being typed (${supposed.type}): ${supposed.text}`
+          : 'For the story as it stands (no action typed).'}
+      </p>
+      <Manifest
+        manifest={{
+          ...preview.report,
+          memories: preview.report.memories?.used ?? null,
+          memoryError: preview.report.memories?.error ?? null,
+        }}
+        cite={cite}
+      />
+      <Prompt system={preview.system} story={preview.story} />
+    </>
   );
 }
 
@@ -142,7 +170,7 @@ function PromptPart(props: { name: string; text: string }) {
   );
 }
 
-function Manifest(props: { manifest: ContextManifest }) {
+function Manifest(props: { manifest: ContextManifest; cite: Cite }) {
   const { manifest } = props;
   const budget = manifest.tokens.budget || 1;
   return (
@@ -193,6 +221,7 @@ function Manifest(props: { manifest: ContextManifest }) {
           </li>
         )}
       </TitledList>
+      <RecalledPassages {...props.cite} report={manifest.passages} />
     </div>
   );
 }
@@ -210,5 +239,3 @@ function Bar(props: { fraction: number; label: string }) {
     </span>
   );
 }
-
-// ——— State ———

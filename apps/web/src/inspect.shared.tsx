@@ -7,6 +7,8 @@ export interface PanelProps {
   view: AdventureView;
   busy: boolean;
   onChanged: () => Promise<void>;
+  /** Shows a cited action in the story view (loading it if it is older than what is shown). */
+  jumpTo: (actionId: string) => void;
 }
 
 export function slug(name: string): string {
@@ -75,5 +77,3 @@ export function Failure(props: { error: string | null }) {
     </p>
   ) : null;
 }
-
-// ——— Context ———

@@ -19,6 +19,7 @@ export function Inspect(props: {
   draft: DraftAction | null;
   onChanged: () => Promise<void>;
   onBranched: () => Promise<void>;
+  jumpTo: (actionId: string) => void;
 }) {
   const [tab, setTab] = useState<Tab>('Context');
   const base = `/v1/adventures/${encodeURIComponent(props.adventureId)}`;
@@ -27,6 +28,7 @@ export function Inspect(props: {
     view: props.view,
     busy: props.busy,
     onChanged: props.onChanged,
+    jumpTo: props.jumpTo,
   };
   const tabs = useRef<HTMLDivElement>(null);
   const onKey = (e: KeyboardEvent) => {

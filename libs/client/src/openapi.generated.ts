@@ -223,7 +223,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One action of the story at the head: `{id, type, text, turnId, position, version}` (`position` 0 is the opening); 404 when it is not on the current path */
+        get: operations["AdventuresController_getAction"];
         put?: never;
         post?: never;
         /** Erase an action from the story (kept in the log) */
@@ -1289,6 +1290,17 @@ export interface components {
             /** @example alive */
             to: string;
         };
+        StoryActionView: {
+            id: string;
+            /** @description Its place on the story path: 0 is the opening */
+            position: number;
+            text: string;
+            turnId: string | null;
+            /** @enum {string} */
+            type: "start" | "do" | "say" | "story" | "ai";
+            /** @description The stream version read */
+            version: number;
+        };
         StoryCardDto: {
             /**
              * @description keys (default), always (every turn), inert (never sent).
@@ -1819,6 +1831,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    AdventuresController_getAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                actionId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoryActionView"];
+                };
             };
         };
     };

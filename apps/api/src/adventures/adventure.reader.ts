@@ -24,6 +24,7 @@ import {
 } from './paging.dto';
 import type {
   ActionView,
+  StoryActionView,
   AdventureListView,
   AdventureView,
   EventsPageView,
@@ -46,6 +47,33 @@ export class AdventureReader {
 
   async view(adventureId: string, page: ActionsPageQuery = {}): Promise<AdventureView> {
     return this.shape(await this.adventures.get(adventureId), page);
+  }
+
+  /**
+   * One action of the story at the head, with its text and its place on the path (`position`,
+   * 0 for the opening): what a report's citation (a recalled passage, a memory's source) points
+   * at. An action undone, erased or on another branch is a 404, so nothing of another branch
+   * is shown.
+   */
+  async action(adventureId: string, actionId: string): Promise<StoryActionView> {
+    const state = await this.adventures.get(adventureId);
+    const path = storyPath(state);
+    const position = path.findIndex((entry) => entry.id === actionId);
+    if (position < 0) {
+      throw new NotFoundError(
+        `action ${actionId} is not in the story at the head (undone, erased or on another branch)`,
+      );
+    }
+    const entry = path[position];
+    const [text] = await this.adventures.readActionTexts(adventureId, [entry]);
+    return {
+      id: entry.id,
+      type: entry.type,
+      text,
+      turnId: entry.turnId,
+      position,
+      version: state.version,
+    };
   }
 
   async list(page: AdventuresPageQuery): Promise<AdventureListView> {

@@ -51,6 +51,18 @@ export class ActionView {
   @ApiProperty() depth!: number;
 }
 
+/** One action of the story at the head, as a report's citation points at it. */
+export class StoryActionView {
+  @ApiProperty() id!: string;
+  @ApiProperty({ enum: ['start', 'do', 'say', 'story', 'ai'] })
+  type!: 'start' | 'do' | 'say' | 'story' | 'ai';
+  @ApiProperty() text!: string;
+  @ApiProperty({ type: String, nullable: true }) turnId!: string | null;
+  @ApiProperty({ description: 'Its place on the story path: 0 is the opening' })
+  position!: number;
+  @ApiProperty({ description: 'The stream version read' }) version!: number;
+}
+
 export class RejectionView {
   @ApiProperty() line!: string;
   @ApiProperty() reason!: string;

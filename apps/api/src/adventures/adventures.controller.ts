@@ -28,6 +28,7 @@ import {
   AdventureListView,
   AdventureView,
   EventsPageView,
+  StoryActionView,
 } from './adventure.views';
 import type { Request, Response } from 'express';
 import {
@@ -112,6 +113,16 @@ export class AdventuresController {
   @ApiOperation({ summary: 'Stand on an action: select a take or switch branch' })
   moveHead(@Param('id') id: string, @Body() body: MoveHeadDto) {
     return this.commands.moveHead(id, body.actionId);
+  }
+
+  @Get(':id/actions/:actionId')
+  @ApiOkResponse({ type: StoryActionView })
+  @ApiOperation({
+    summary:
+      'One action of the story at the head: `{id, type, text, turnId, position, version}` (`position` 0 is the opening); 404 when it is not on the current path',
+  })
+  getAction(@Param('id') id: string, @Param('actionId') actionId: string) {
+    return this.reader.action(id, actionId);
   }
 
   @Patch(':id/actions/:actionId')
