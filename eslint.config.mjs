@@ -108,7 +108,7 @@ export default tseslint.config(
   {
     // Production code reads in one sitting: a longer file or function says why in a comment
     // (an eslint-disable with its reason), as the decider's and the projector's switches do.
-    files: ['apps/**/src/**/*.ts', 'libs/**/src/**/*.ts'],
+    files: ['apps/**/src/**/*.{ts,tsx}', 'libs/**/src/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**', '**/migrations/**'],
     rules: {
       'max-lines': ['warn', { max: 400, skipBlankLines: true, skipComments: true }],

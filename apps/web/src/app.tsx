@@ -196,18 +196,7 @@ function Adventures() {
       <div class="row spread">
         <h1>Adventures</h1>
         <div class="row">
-          <label class="button secondary file">
-            Import adventure
-            <input
-              type="file"
-              accept=".ndjson,application/x-ndjson,text/plain"
-              onChange={(e) => {
-                const file = e.currentTarget.files?.[0];
-                e.currentTarget.value = '';
-                if (file) void importFile(file);
-              }}
-            />
-          </label>
+          <ImportButton onFile={(file) => void importFile(file)} />
           <button type="button" onClick={() => setCreating(true)}>
             New adventure
           </button>
@@ -223,32 +212,53 @@ function Adventures() {
       {list !== null && list.length === 0 && (
         <p class="empty">No adventures yet. Start one with “New adventure”, or import a file.</p>
       )}
-      {list !== null && list.length > 0 && (
-        <ul class="list">
-          {list.map((a) => (
-            <li key={a.id} class="list-item">
-              <a
-                href={adventureHref(a.id)}
-                onClick={(e) => {
-                  e.preventDefault();
-                  navigate(adventureHref(a.id));
-                }}
-              >
-                {a.title || 'Untitled'}
-              </a>
-              <span class="muted small">version {a.version}</span>
-              <button
-                type="button"
-                class="secondary small"
-                aria-label={`Export ${a.title || 'Untitled'}`}
-                onClick={() => void exportAdventure(a).catch((e) => setError(describeError(e)))}
-              >
-                Export
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      {list !== null && list.length > 0 && <AdventureList list={list} onError={setError} />}
     </section>
+  );
+}
+
+function ImportButton(props: { onFile: (file: File) => void }) {
+  return (
+    <label class="button secondary file">
+      Import adventure
+      <input
+        type="file"
+        accept=".ndjson,application/x-ndjson,text/plain"
+        onChange={(e) => {
+          const file = e.currentTarget.files?.[0];
+          e.currentTarget.value = '';
+          if (file) props.onFile(file);
+        }}
+      />
+    </label>
+  );
+}
+
+function AdventureList(props: { list: AdventureSummary[]; onError: (message: string) => void }) {
+  return (
+    <ul class="list">
+      {props.list.map((a) => (
+        <li key={a.id} class="list-item">
+          <a
+            href={adventureHref(a.id)}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate(adventureHref(a.id));
+            }}
+          >
+            {a.title || 'Untitled'}
+          </a>
+          <span class="muted small">version {a.version}</span>
+          <button
+            type="button"
+            class="secondary small"
+            aria-label={`Export ${a.title || 'Untitled'}`}
+            onClick={() => void exportAdventure(a).catch((e) => props.onError(describeError(e)))}
+          >
+            Export
+          </button>
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -8,6 +8,29 @@ interface CardDraft {
   entry: string;
 }
 
+interface Persona {
+  name: string;
+  pronouns: string;
+  description: string;
+}
+
+/** The model settings as typed (numbers as the fields hold them). */
+interface SettingsDraft {
+  model: string;
+  temperature: string;
+  maxOutputTokens: string;
+  contextTokenBudget: string;
+  memoryBank: boolean;
+}
+
+const SETTINGS: SettingsDraft = {
+  model: '',
+  temperature: '0.8',
+  maxOutputTokens: '800',
+  contextTokenBudget: '16384',
+  memoryBank: false,
+};
+
 /** The scenario form: every field of POST /v1/adventures, the opening's placeholders asked. */
 export function NewAdventure(props: { onCancel: () => void; onCreated: (id: string) => void }) {
   const [title, setTitle] = useState('');
@@ -16,13 +39,9 @@ export function NewAdventure(props: { onCancel: () => void; onCreated: (id: stri
   const [plotEssentials, setPlot] = useState('');
   const [authorsNote, setNote] = useState('');
   const [aiInstructions, setInstructions] = useState('');
-  const [persona, setPersona] = useState({ name: '', pronouns: '', description: '' });
+  const [persona, setPersona] = useState<Persona>({ name: '', pronouns: '', description: '' });
   const [cards, setCards] = useState<CardDraft[]>([]);
-  const [model, setModel] = useState('');
-  const [temperature, setTemperature] = useState('0.8');
-  const [maxOutputTokens, setMaxOutput] = useState('800');
-  const [contextTokenBudget, setBudget] = useState('16384');
-  const [memoryBank, setMemoryBank] = useState(false);
+  const [settings, setSettings] = useState(SETTINGS);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const names = placeholderNames(opening);
@@ -41,13 +60,7 @@ export function NewAdventure(props: { onCancel: () => void; onCreated: (id: stri
         plotEssentials,
         authorsNote,
         aiInstructions,
-        settings: {
-          ...(model.trim() ? { model: model.trim() } : {}),
-          temperature: Number(temperature),
-          maxOutputTokens: Number(maxOutputTokens),
-          contextTokenBudget: Number(contextTokenBudget),
-          memoryBankEnabled: memoryBank,
-        },
+        settings: settingsOf(settings),
         storyCards: cards.filter((c) => c.name.trim()),
       };
       if (persona.name || persona.pronouns || persona.description) body.persona = persona;
@@ -77,155 +90,13 @@ export function NewAdventure(props: { onCancel: () => void; onCreated: (id: stri
           onInput={(e) => setOpening(e.currentTarget.value)}
         />
       </label>
-      {names.length > 0 && (
-        <fieldset>
-          <legend>Placeholders in the opening</legend>
-          {names.map((name) => (
-            <label key={name}>
-              {name}
-              <input
-                required
-                value={answers[name] ?? ''}
-                onInput={(e) => setAnswers({ ...answers, [name]: e.currentTarget.value })}
-              />
-            </label>
-          ))}
-        </fieldset>
-      )}
-      <label>
-        Plot essentials
-        <textarea rows={3} value={plotEssentials} onInput={(e) => setPlot(e.currentTarget.value)} />
-      </label>
-      <label>
-        Author's note
-        <textarea rows={2} value={authorsNote} onInput={(e) => setNote(e.currentTarget.value)} />
-      </label>
-      <label>
-        AI instructions
-        <textarea
-          rows={2}
-          value={aiInstructions}
-          onInput={(e) => setInstructions(e.currentTarget.value)}
-        />
-      </label>
-      <fieldset>
-        <legend>Persona</legend>
-        <div class="grid2">
-          <label>
-            Persona name
-            <input
-              value={persona.name}
-              onInput={(e) => setPersona({ ...persona, name: e.currentTarget.value })}
-            />
-          </label>
-          <label>
-            Pronouns
-            <input
-              value={persona.pronouns}
-              onInput={(e) => setPersona({ ...persona, pronouns: e.currentTarget.value })}
-            />
-          </label>
-        </div>
-        <label>
-          Persona description
-          <textarea
-            rows={2}
-            value={persona.description}
-            onInput={(e) => setPersona({ ...persona, description: e.currentTarget.value })}
-          />
-        </label>
-      </fieldset>
-      <fieldset>
-        <legend>Story cards</legend>
-        {cards.map((card, i) => {
-          const set = (change: Partial<CardDraft>) =>
-            setCards(cards.map((c, j) => (j === i ? { ...c, ...change } : c)));
-          return (
-            <div class="draft-card" key={i}>
-              <label>
-                Card {i + 1} name
-                <input value={card.name} onInput={(e) => set({ name: e.currentTarget.value })} />
-              </label>
-              <label>
-                Card {i + 1} keys
-                <input value={card.keys} onInput={(e) => set({ keys: e.currentTarget.value })} />
-              </label>
-              <label>
-                Card {i + 1} entry
-                <textarea
-                  rows={2}
-                  value={card.entry}
-                  onInput={(e) => set({ entry: e.currentTarget.value })}
-                />
-              </label>
-              <button
-                type="button"
-                class="secondary small"
-                onClick={() => setCards(cards.filter((_, j) => j !== i))}
-              >
-                Remove card {i + 1}
-              </button>
-            </div>
-          );
-        })}
-        <button
-          type="button"
-          class="secondary"
-          onClick={() => setCards([...cards, { name: '', keys: '', entry: '' }])}
-        >
-          Add a story card
-        </button>
-      </fieldset>
-      <fieldset>
-        <legend>Model settings</legend>
-        <div class="grid2">
-          <label>
-            Model
-            <input
-              value={model}
-              placeholder="installation default"
-              onInput={(e) => setModel(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Temperature
-            <input
-              type="number"
-              step="0.05"
-              min="0"
-              max="2"
-              value={temperature}
-              onInput={(e) => setTemperature(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Output cap (tokens)
-            <input
-              type="number"
-              min="1"
-              value={maxOutputTokens}
-              onInput={(e) => setMaxOutput(e.currentTarget.value)}
-            />
-          </label>
-          <label>
-            Context budget (tokens)
-            <input
-              type="number"
-              min="1"
-              value={contextTokenBudget}
-              onInput={(e) => setBudget(e.currentTarget.value)}
-            />
-          </label>
-        </div>
-        <label class="check">
-          <input
-            type="checkbox"
-            checked={memoryBank}
-            onChange={(e) => setMemoryBank(e.currentTarget.checked)}
-          />
-          Memory bank
-        </label>
-      </fieldset>
+      <PlaceholderFields names={names} answers={answers} onAnswers={setAnswers} />
+      <TextArea label="Plot essentials" rows={3} value={plotEssentials} onValue={setPlot} />
+      <TextArea label="Author's note" rows={2} value={authorsNote} onValue={setNote} />
+      <TextArea label="AI instructions" rows={2} value={aiInstructions} onValue={setInstructions} />
+      <PersonaFields persona={persona} onPersona={setPersona} />
+      <CardDrafts cards={cards} onCards={setCards} />
+      <ModelSettings settings={settings} onSettings={setSettings} />
       {error && (
         <p role="alert" class="error">
           {error}
@@ -240,5 +111,195 @@ export function NewAdventure(props: { onCancel: () => void; onCreated: (id: stri
         </button>
       </div>
     </form>
+  );
+}
+
+/** The settings as POST /v1/adventures takes them: an empty model is the installation's. */
+function settingsOf(draft: SettingsDraft) {
+  return {
+    ...(draft.model.trim() ? { model: draft.model.trim() } : {}),
+    temperature: Number(draft.temperature),
+    maxOutputTokens: Number(draft.maxOutputTokens),
+    contextTokenBudget: Number(draft.contextTokenBudget),
+    memoryBankEnabled: draft.memoryBank,
+  };
+}
+
+function TextArea(props: {
+  label: string;
+  rows: number;
+  value: string;
+  onValue: (value: string) => void;
+}) {
+  return (
+    <label>
+      {props.label}
+      <textarea
+        rows={props.rows}
+        value={props.value}
+        onInput={(e) => props.onValue(e.currentTarget.value)}
+      />
+    </label>
+  );
+}
+
+/** One field per `${Name}` in the opening. */
+function PlaceholderFields(props: {
+  names: string[];
+  answers: Record<string, string>;
+  onAnswers: (answers: Record<string, string>) => void;
+}) {
+  const { names, answers } = props;
+  if (names.length === 0) return null;
+  return (
+    <fieldset>
+      <legend>Placeholders in the opening</legend>
+      {names.map((name) => (
+        <label key={name}>
+          {name}
+          <input
+            required
+            value={answers[name] ?? ''}
+            onInput={(e) => props.onAnswers({ ...answers, [name]: e.currentTarget.value })}
+          />
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+function PersonaFields(props: { persona: Persona; onPersona: (persona: Persona) => void }) {
+  const { persona, onPersona } = props;
+  return (
+    <fieldset>
+      <legend>Persona</legend>
+      <div class="grid2">
+        <label>
+          Persona name
+          <input
+            value={persona.name}
+            onInput={(e) => onPersona({ ...persona, name: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Pronouns
+          <input
+            value={persona.pronouns}
+            onInput={(e) => onPersona({ ...persona, pronouns: e.currentTarget.value })}
+          />
+        </label>
+      </div>
+      <TextArea
+        label="Persona description"
+        rows={2}
+        value={persona.description}
+        onValue={(description) => onPersona({ ...persona, description })}
+      />
+    </fieldset>
+  );
+}
+
+function CardDrafts(props: { cards: CardDraft[]; onCards: (cards: CardDraft[]) => void }) {
+  const { cards, onCards } = props;
+  return (
+    <fieldset>
+      <legend>Story cards</legend>
+      {cards.map((card, i) => {
+        const set = (change: Partial<CardDraft>) =>
+          onCards(cards.map((c, j) => (j === i ? { ...c, ...change } : c)));
+        return (
+          <div class="draft-card" key={i}>
+            <label>
+              Card {i + 1} name
+              <input value={card.name} onInput={(e) => set({ name: e.currentTarget.value })} />
+            </label>
+            <label>
+              Card {i + 1} keys
+              <input value={card.keys} onInput={(e) => set({ keys: e.currentTarget.value })} />
+            </label>
+            <TextArea
+              label={`Card ${i + 1} entry`}
+              rows={2}
+              value={card.entry}
+              onValue={(entry) => set({ entry })}
+            />
+            <button
+              type="button"
+              class="secondary small"
+              onClick={() => onCards(cards.filter((_, j) => j !== i))}
+            >
+              Remove card {i + 1}
+            </button>
+          </div>
+        );
+      })}
+      <button
+        type="button"
+        class="secondary"
+        onClick={() => onCards([...cards, { name: '', keys: '', entry: '' }])}
+      >
+        Add a story card
+      </button>
+    </fieldset>
+  );
+}
+
+function ModelSettings(props: {
+  settings: SettingsDraft;
+  onSettings: (settings: SettingsDraft) => void;
+}) {
+  const { settings } = props;
+  const set = (change: Partial<SettingsDraft>) => props.onSettings({ ...settings, ...change });
+  return (
+    <fieldset>
+      <legend>Model settings</legend>
+      <div class="grid2">
+        <label>
+          Model
+          <input
+            value={settings.model}
+            placeholder="installation default"
+            onInput={(e) => set({ model: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Temperature
+          <input
+            type="number"
+            step="0.05"
+            min="0"
+            max="2"
+            value={settings.temperature}
+            onInput={(e) => set({ temperature: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Output cap (tokens)
+          <input
+            type="number"
+            min="1"
+            value={settings.maxOutputTokens}
+            onInput={(e) => set({ maxOutputTokens: e.currentTarget.value })}
+          />
+        </label>
+        <label>
+          Context budget (tokens)
+          <input
+            type="number"
+            min="1"
+            value={settings.contextTokenBudget}
+            onInput={(e) => set({ contextTokenBudget: e.currentTarget.value })}
+          />
+        </label>
+      </div>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={settings.memoryBank}
+          onChange={(e) => set({ memoryBank: e.currentTarget.checked })}
+        />
+        Memory bank
+      </label>
+    </fieldset>
   );
 }

@@ -53,70 +53,100 @@ export function TimelinePanel(props: PanelProps & { onBranched: () => Promise<vo
 
   return (
     <div>
-      {/* The output stands outside the label: inside it, the slider's accessible name would
-          read "Version 5 / 7" instead of the "Version" the README promises. */}
-      <div class="slider">
-        <label>
-          Version
-          <input
-            type="range"
-            min={1}
-            max={latest}
-            value={version}
-            onInput={(e) => setVersion(Number(e.currentTarget.value))}
-          />
-        </label>
-        <output aria-label="Version shown">
-          {version} / {latest}
-        </output>
-      </div>
+      <VersionSlider version={version} latest={latest} onVersion={setVersion} />
       <Failure error={error} />
       {at && at.version === version ? (
-        <div class="at" aria-label={`The adventure at version ${version}`}>
-          <div class="row spread">
-            <span class="muted small">
-              {at.actions.length} newest actions at version {at.version}
-            </span>
-            <button
-              type="button"
-              class="secondary small"
-              disabled={props.busy || version === latest || !at.head}
-              onClick={() => void branch()}
-            >
-              Branch from here
-            </button>
-          </div>
-          <ol class="at-story">
-            {at.actions.slice(-8).map((a) => (
-              <li key={a.id} class={a.type === 'ai' ? 'ai' : 'player'}>
-                {a.text}
-              </li>
-            ))}
-          </ol>
-        </div>
+        <AtVersionView
+          at={at}
+          canBranch={!props.busy && version !== latest && !!at.head}
+          branch={() => void branch()}
+        />
       ) : (
         <p class="muted">Loading version {version}…</p>
       )}
       <h3>Event log</h3>
       {events === null && !error && <p class="muted">Loading…</p>}
-      {events !== null && (
-        <ol class="events" aria-label="Event log">
-          {events.map((e) => (
-            <li key={e.id} class={e.version === version ? 'current' : ''}>
-              <button type="button" class="ghost small" onClick={() => setVersion(e.version)}>
-                {e.version}
-              </button>{' '}
-              <strong>{e.type}</strong>{' '}
-              <span class="muted small">{new Date(e.recordedAt).toLocaleTimeString()}</span>
-            </li>
-          ))}
-        </ol>
-      )}
+      {events !== null && <EventLog events={events} version={version} onVersion={setVersion} />}
       {next !== null && (
         <button type="button" class="secondary small" onClick={() => void loadEvents(next, true)}>
           More events
         </button>
       )}
+    </div>
+  );
+}
+
+/** The newest actions of the adventure as it was at a version, and the branch from there. */
+function AtVersionView(props: { at: AtVersion; canBranch: boolean; branch: () => void }) {
+  const { at } = props;
+  return (
+    <div class="at" aria-label={`The adventure at version ${at.version}`}>
+      <div class="row spread">
+        <span class="muted small">
+          {at.actions.length} newest actions at version {at.version}
+        </span>
+        <button
+          type="button"
+          class="secondary small"
+          disabled={!props.canBranch}
+          onClick={props.branch}
+        >
+          Branch from here
+        </button>
+      </div>
+      <ol class="at-story">
+        {at.actions.slice(-8).map((a) => (
+          <li key={a.id} class={a.type === 'ai' ? 'ai' : 'player'}>
+            {a.text}
+          </li>
+        ))}
+      </ol>
+    </div>
+  );
+}
+
+function EventLog(props: {
+  events: LoggedEvent[];
+  version: number;
+  onVersion: (version: number) => void;
+}) {
+  return (
+    <ol class="events" aria-label="Event log">
+      {props.events.map((e) => (
+        <li key={e.id} class={e.version === props.version ? 'current' : ''}>
+          <button type="button" class="ghost small" onClick={() => props.onVersion(e.version)}>
+            {e.version}
+          </button>{' '}
+          <strong>{e.type}</strong>{' '}
+          <span class="muted small">{new Date(e.recordedAt).toLocaleTimeString()}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function VersionSlider(props: {
+  version: number;
+  latest: number;
+  onVersion: (version: number) => void;
+}) {
+  // The output stands outside the label: inside it, the slider's accessible name would read
+  // "Version 5 / 7" instead of the "Version" the README promises.
+  return (
+    <div class="slider">
+      <label>
+        Version
+        <input
+          type="range"
+          min={1}
+          max={props.latest}
+          value={props.version}
+          onInput={(e) => props.onVersion(Number(e.currentTarget.value))}
+        />
+      </label>
+      <output aria-label="Version shown">
+        {props.version} / {props.latest}
+      </output>
     </div>
   );
 }
