@@ -44,54 +44,44 @@ export function useStory(base: string, onError: (message: string) => void) {
   const pageBefore = (first: ActionView, limit: number) =>
     api.get<AdventureView>(`${base}?before=${encodeURIComponent(first.id)}&limit=${limit}`);
 
-  const loadEarlier = async () => {
-    const first = earlier[0] ?? view?.actions[0];
-    if (!first) return;
+  /** Loads what `load` reads, with "Loading…" shown meanwhile; a failure is said. */
+  const loading = async (load: () => Promise<void>) => {
     setLoadingEarlier(true);
-    try {
+    await load()
+      .catch((e) => onError(describeError(e)))
+      .finally(() => setLoadingEarlier(false));
+  };
+
+  const loadEarlier = () =>
+    loading(async () => {
+      const first = earlier[0] ?? view?.actions[0];
+      if (!first) return;
       const page = await pageBefore(first, EARLIER_PAGE);
       setEarlier((e) => [...page.actions, ...e]);
       setView((v) => v && { ...v, more: page.more });
-    } catch (e) {
-      onError(describeError(e));
-    } finally {
-      setLoadingEarlier(false);
-    }
-  };
+    });
 
   /**
    * Shows an action a report cites: loads the earlier pages down to it when it is older than
    * what is shown (as "Show earlier" would, in larger pages), then marks it for the story view
    * to scroll to and focus. An action no longer on the story's path is said so.
    */
-  const jumpTo = async (actionId: string) => {
-    if (!view) return;
-    let loaded = [...earlier, ...view.actions];
-    let more = view.more;
-    setLoadingEarlier(true);
-    try {
-      while (!loaded.some((a) => a.id === actionId) && more && loaded[0]) {
-        const page = await pageBefore(loaded[0], JUMP_PAGE);
-        loaded = [...page.actions, ...loaded];
-        more = page.more;
-      }
-    } catch (e) {
-      onError(describeError(e));
-      return;
-    } finally {
-      setLoadingEarlier(false);
-    }
-    const pages = loaded.slice(0, loaded.length - view.actions.length);
-    setEarlier(pages);
-    setView((v) => v && { ...v, more });
-    if (!loaded.some((a) => a.id === actionId)) {
-      onError(
-        'That action is no longer in the story: it was undone, erased or is on another branch.',
+  const jumpTo = (actionId: string) =>
+    loading(async () => {
+      if (!view) return;
+      const shown = [...earlier, ...view.actions];
+      const { loaded, more } = await downTo(actionId, shown, view.more, (first) =>
+        pageBefore(first, JUMP_PAGE),
       );
-      return;
-    }
-    setJumped((j) => ({ id: actionId, seq: (j?.seq ?? 0) + 1 }));
-  };
+      setEarlier(loaded.slice(0, loaded.length - view.actions.length));
+      setView((v) => v && { ...v, more });
+      if (!loaded.some((a) => a.id === actionId)) {
+        throw new Error(
+          'That action is no longer in the story: it was undone, erased or is on another branch.',
+        );
+      }
+      setJumped((j) => ({ id: actionId, seq: (j?.seq ?? 0) + 1 }));
+    });
 
   const actions = view ? [...earlier, ...view.actions] : [];
   return {
@@ -109,3 +99,18 @@ export function useStory(base: string, onError: (message: string) => void) {
 }
 
 export type Story = ReturnType<typeof useStory>;
+
+/** The story loaded page by page back from `loaded` until it holds the action or the opening. */
+async function downTo(
+  actionId: string,
+  loaded: ActionView[],
+  more: boolean,
+  pageBefore: (first: ActionView) => Promise<AdventureView>,
+) {
+  while (!loaded.some((a) => a.id === actionId) && more && loaded[0]) {
+    const page = await pageBefore(loaded[0]);
+    loaded = [...page.actions, ...loaded];
+    more = page.more;
+  }
+  return { loaded, more };
+}
