@@ -18,7 +18,9 @@
 // `47_1568498a`), --diagnose (a table of where recall ranked each question's evidence and why
 // a missed one is missing: not ranked, or ranked and cut by the budget; bench/recall/diagnose.ts),
 // --recall-share 0.3,0.5,… (the memory-on prompt built again with each share of the history's
-// budget for the recalled passages; bench/recall/sweep.ts).
+// budget for the recalled passages; bench/recall/sweep.ts), --set held-back (the check held back
+// from tuning: oracle questions outside the sample, each in a long history of other questions'
+// sessions; bench/recall/dataset.ts's loadHeldBack).
 import { AccountsRepository } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { migrateToLatest } from '@chronicle/event-store';
@@ -35,6 +37,7 @@ import { BENCH_ENV } from './apps';
 import {
   datasetDirectory,
   FULL_HISTORY_SAMPLE,
+  loadHeldBack,
   loadQuestions,
   type Question,
 } from './recall/dataset';
@@ -83,7 +86,15 @@ export default async function recallBench(options: BenchOptions): Promise<string
   const limit = positive(options.limit, DEFAULT_LIMIT, 'limit');
   const concurrency = positive(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
   const directory = datasetDirectory();
-  const questions = loadQuestions(directory, limit, options.question);
+  const heldBack = options.set === 'held-back';
+  if (options.set !== undefined && !heldBack) {
+    throw new Error(
+      `--set takes held-back (or nothing: the full-history sample); got ${options.set}`,
+    );
+  }
+  const questions = heldBack
+    ? loadHeldBack(directory, limit)
+    : loadQuestions(directory, limit, options.question);
 
   const database = await createTestDatabase('bench_recall', { empty: true });
   await migrateToLatest(database.db);
@@ -128,7 +139,7 @@ export default async function recallBench(options: BenchOptions): Promise<string
       }),
     );
     outcomes.sort((a, b) => a.question.name.localeCompare(b.question.name));
-    return report(outcomes, directory, concurrency, (Date.now() - started) / 1000);
+    return report(outcomes, directory, concurrency, (Date.now() - started) / 1000, heldBack);
   } finally {
     await app.close();
     await database.drop();
@@ -284,6 +295,7 @@ function report(
   directory: string,
   concurrency: number,
   seconds: number,
+  heldBack: boolean,
 ): string {
   const n = outcomes.length;
   const actions = outcomes.map((o) => o.actions);
@@ -291,7 +303,7 @@ function report(
   const lines = [
     '## Issue 26: recall (LongMemEval)',
     '',
-    `${n} answerable questions of LongMemEval's \`${FULL_HISTORY_SAMPLE}\` (full histories; file-name order) read from \`${directory}\`; ` +
+    `${n} answerable questions of LongMemEval's ${heldBack ? `\`oracle\`, held back from tuning (each question's evidence sessions among other questions' sessions; see loadHeldBack)` : `\`${FULL_HISTORY_SAMPLE}\` (full histories; file-name order)`} read from \`${directory}\`; ` +
       `${Math.min(...actions)}–${Math.max(...actions)} story actions each, ${evidenceTurns} evidence turns; ` +
       `${concurrency} adventures at a time, ${seconds.toFixed(0)} s in all. A question counts when any of its evidence turns ` +
       `has a run of 12 of its words (or all of a shorter turn) verbatim in the prompt of the dry run that asks it.`,
