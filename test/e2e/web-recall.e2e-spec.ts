@@ -107,7 +107,11 @@ it('lists the passage the last turn recalled, with its source action and scores,
 
   await actionBox().fill(QUESTION);
   await button('Send').click();
-  await page.getByTestId('streaming').waitFor();
+  // The fake narrator answers at once, so the streaming text may come and go unseen: the turn
+  // is over when the story holds the action as written and nothing is live.
+  await page
+    .locator('.story > .entry.player', { hasText: 'Where did the keeper hide' })
+    .waitFor({ timeout: 60_000 });
   await page.locator('.live').waitFor({ state: 'detached', timeout: 60_000 });
 
   await page.getByRole('tab', { name: 'Context', exact: true }).click();
