@@ -67,8 +67,10 @@ export const CARD_BUDGET_SHARE = 0.4;
 /** Story actions searched for the previous AI turn (its rejections). */
 export const NPC_WINDOW = 6;
 /**
- * The share of the history's budget recalled passages take when any is recalled: measured
- * with the recall bench (BENCHMARKS.md, "Recall").
+ * The share of the history's budget recalled passages take when any is recalled, chosen by the
+ * recall bench's sweep (`npm run bench -- recall --recall-share …`; BENCHMARKS.md, "Issue 26:
+ * recall"): below 0.4 evidence is dropped at 4k and 8k, above it history is given up for no
+ * recall gained, and 0.5 was the best at 4k on the held-back check.
  */
 export const RECALL_SHARE = 0.5;
 /** History always gets at least this many tokens, however much the fixed sections take. */
