@@ -29,7 +29,7 @@ import { LruCache } from '@chronicle/platform';
 import { sumUsage } from './model-usage';
 import { PassageTermCache } from './passage-term.cache';
 import type { PassageVectorCache } from './passage-vector.cache';
-import type { StoryPassageRepository } from './story-passage.repository';
+import type { LexicalHit, StoryPassageRepository } from './story-passage.repository';
 
 /**
  * The most passages a turn indexes before its prompt is built. The memory worker indexes the
@@ -122,11 +122,15 @@ export class StoryRecallService {
   ): Promise<RecalledPassage[]> {
     const adventureId = state.id;
     if (adventureId === null) return [];
-    const path = pathIndex(state);
-    // The two rankings side by side: the cosine scan runs while the full-text query is out.
+    // The two rankings side by side. The path index (pathIndex keeps it per projection) and the
+    // cosine scan wait until the full-text query is out, and run while it is: built first, the
+    // index held the query back by its whole cost.
+    const path = () => pathIndex(state);
+    let queryOut!: () => void;
+    const sent = new Promise<void>((resolve) => (queryOut = resolve));
     const [lexical, semantic] = await Promise.all([
-      this.lexicalRanking(adventureId, focus, path),
-      vector ? this.semanticRanking(adventureId, vector, path) : [],
+      this.lexicalRanking(adventureId, focus, path, queryOut),
+      vector ? this.semanticRanking(adventureId, vector, path, sent) : [],
     ]);
     const fused = fuseRankings(lexical, semantic).slice(0, RECALL_CANDIDATES);
     if (fused.length === 0) return [];
@@ -159,21 +163,33 @@ export class StoryRecallService {
   private async lexicalRanking(
     adventureId: string,
     focus: string,
-    path: ReadonlyMap<string, number>,
+    path: () => ReadonlyMap<string, number>,
+    /** Called once the query is sent (or none will be). */
+    queryOut: () => void,
   ): Promise<string[]> {
     const words = queryWords(focus);
-    if (words.length === 0) return [];
-    const [lexemes, frequencies] = await Promise.all([
-      this.terms.lexemes(words),
-      this.terms.frequencies(adventureId),
-    ]);
-    const terms = lexemes.map((lexeme) => ({ lexeme, passages: frequencies.get(lexeme) ?? 0 }));
-    const hits = await this.passages.searchWords(adventureId, words.join(' | '), LEXICAL_READ, {
-      terms,
-      match: matchingLexemes(terms, this.matchBudget),
-    });
+    if (words.length === 0) {
+      queryOut();
+      return [];
+    }
+    let searching: Promise<LexicalHit[]>;
+    try {
+      const [lexemes, frequencies] = await Promise.all([
+        this.terms.lexemes(words),
+        this.terms.frequencies(adventureId),
+      ]);
+      const terms = lexemes.map((lexeme) => ({ lexeme, passages: frequencies.get(lexeme) ?? 0 }));
+      searching = this.passages.searchWords(adventureId, words.join(' | '), LEXICAL_READ, {
+        terms,
+        match: matchingLexemes(terms, this.matchBudget),
+      });
+    } finally {
+      queryOut();
+    }
+    const hits = await searching;
+    const onThePath = path();
     return hits
-      .filter((hit) => onPath(hit, path))
+      .filter((hit) => onPath(hit, onThePath))
       .slice(0, RANKING_DEPTH)
       .map((hit) => hit.actionId);
   }
@@ -182,14 +198,20 @@ export class StoryRecallService {
   private async semanticRanking(
     adventureId: string,
     vector: Float32Array,
-    path: ReadonlyMap<string, number>,
+    path: () => ReadonlyMap<string, number>,
+    /** Settles once the full-text query is out: the scan runs while it is. */
+    queryOut: Promise<void>,
   ): Promise<string[]> {
-    const cached = await this.vectors.vectors(adventureId, this.embedder.model);
+    const [cached] = await Promise.all([
+      this.vectors.vectors(adventureId, this.embedder.model),
+      queryOut,
+    ]);
+    const onThePath = path();
     return topKByCosine(
       cached.matrix,
       vector,
       RANKING_DEPTH,
-      (row) => path.get(cached.actionIds[row]) !== cached.textVersions[row],
+      (row) => onThePath.get(cached.actionIds[row]) !== cached.textVersions[row],
     ).map(([row]) => cached.actionIds[row]);
   }
 }
