@@ -41,9 +41,19 @@ export interface MemoryBlock {
 /** A story action with its depth (its index on the path). */
 export type StoryEntry = PathEntry & { depth: number };
 
-/** The story the worker reads: the path at the head, erased actions and a retried take left out. */
+/**
+ * The story the worker reads: the path at the head, erased actions and a retried take left out,
+ * and so is the action of a turn still in flight with what follows it. A memory pass started by
+ * one turn can run after the next turn's action is appended; that action is written into a
+ * memory once its narration is in, so the blocks keep their cadence and no memory splits a turn.
+ */
 export function storyEntries(state: AdventureState): StoryEntry[] {
-  return storyPath(state).map((entry) => ({ ...entry, depth: requireNode(state, entry.id).depth }));
+  const path = storyPath(state);
+  const inFlightAt = state.inFlight?.actionId
+    ? path.findIndex((entry) => entry.id === state.inFlight?.actionId)
+    : -1;
+  const settled = inFlightAt === -1 ? path : path.slice(0, inFlightAt);
+  return settled.map((entry) => ({ ...entry, depth: requireNode(state, entry.id).depth }));
 }
 
 function uncovered(entries: StoryEntry[], cursorDepth: number): StoryEntry[] {

@@ -58,6 +58,27 @@ describe('memory cadence', () => {
     ]);
   });
 
+  it('given the next turn in flight, its action waits for its narration (a block never splits a turn)', () => {
+    const history = played(8); // 17 actions: depths 0–16
+    writeBlocks(history); // 0–5, 6–11
+    history.act('do', 'step 9'); // depth 17, the turn in flight
+    expect(memoryBlocks(history.state)).toEqual([]); // 12–16 only: five settled actions
+    history.narrate(); // 19 actions: block 12–17 holds step 9 and ends before its narration
+    expect(memoryBlocks(history.state).map((b) => [b.sourceStart, b.sourceEnd])).toEqual([
+      [12, 17],
+    ]);
+  });
+
+  it('given a failed turn, its action is story again', () => {
+    const history = played(8);
+    writeBlocks(history);
+    history.act('do', 'step 9');
+    history.fail();
+    expect(memoryBlocks(history.state).map((b) => [b.sourceStart, b.sourceEnd])).toEqual([
+      [12, 17],
+    ]);
+  });
+
   it('given a long backlog, at most 5 blocks are written per run', () => {
     expect(memoryBlocks(played(30).state)).toHaveLength(5);
   });
