@@ -1,3 +1,7 @@
+// Kept whole past 400 lines (eslint's max-lines, which skips comments, counts fewer): load → decide
+// → append → retry on a version conflict is one loop, and the resend answers sit at three points of
+// it (the loaded state, a refusal, an append that finds the events stored); split, a reader would
+// follow one command across files.
 import { createHash, randomUUID } from 'node:crypto';
 import {
   actionTextFromEvent,

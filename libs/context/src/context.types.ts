@@ -1,3 +1,6 @@
+// Kept whole past 400 lines (eslint's max-lines, which skips comments, counts fewer): types only,
+// mostly doc comments; buildContext's whole contract (its input, its sections, its report) reads
+// in one place.
 import type { Canon, NarrativeState, Rejection } from '@chronicle/narrative';
 import type { HistoryMode } from './prompt-cache';
 import type { TokenEncoding } from './tokenizer';

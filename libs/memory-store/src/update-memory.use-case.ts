@@ -1,3 +1,6 @@
+// Kept whole past 400 lines (eslint's max-lines, which skips comments, counts fewer): a memory
+// pass's steps and the player's regenerate share the summary prompt, the usage record and the
+// spend count; split, those helpers would need a third home only these two use.
 // One memory job for one adventure: write the memories due, then the summary, embed what is
 // pending; nothing is evicted (the bank keeps every memory). What the model wrote is sent as a
 // command (`WriteMemory`, `WriteSummary`: see libs/memory's decider), decided against the head at append
