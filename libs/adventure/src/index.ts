@@ -15,6 +15,7 @@ export * from './event.upcaster';
 export * from './narration-failure';
 export * from './turn.workflow';
 export * from './player-input.format';
+export { type ActingCharacter, pronounsOf } from './player-input.third-person';
 export * from './memory.events';
 export * from './memory.state';
 export * from './memory.queries';

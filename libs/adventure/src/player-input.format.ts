@@ -4,11 +4,16 @@
 import { InvalidCommandError } from './adventure.errors';
 import type { InputType } from './adventure.events';
 import { namesItsActor, toSecondPerson } from './player-input.person';
+import { type ActingCharacter, toThirdPerson } from './player-input.third-person';
 
 /** An end mark, maybe inside a closing quote or bracket: `run.`, `"Run!"`. */
 const ENDS_A_SENTENCE = /[.!?…]["”’)]*$/;
 const QUOTES = /^["“”]+|["“”]+$/g;
 const LEADING_YOU = /^you(\s+|$)/i;
+/** "Tom and I …": the player named who acts, and the verb stays plural. */
+const SHARED_SUBJECT_FIRST = /^(?:(?:the|a|an)\s+)?\S+\s+(?:and|or)\s+(?:I|me)\b/i;
+/** One quotation and nothing else: `"Halt!"`, `“Who goes there?”`. */
+const ONLY_DIALOGUE = /^["“][^"“”]*["”]$/;
 
 function withFinalPeriod(text: string): string {
   return ENDS_A_SENTENCE.test(text) ? text : `${text}.`;
@@ -29,9 +34,15 @@ function lowerInitialVerb(text: string): string {
 
 /**
  * The story text of a player's input, or null for `continue` (which writes no player action).
+ * With no `actor` (a one-player adventure) it is about "you", as the predecessor writes it; in
+ * a room it is about the acting player's character by name (`> Mira draws her sword.`).
  * Throws InvalidCommandError when nothing is left to write.
  */
-export function formatPlayerInput(type: InputType, text: string): string | null {
+export function formatPlayerInput(
+  type: InputType,
+  text: string,
+  actor?: ActingCharacter | null,
+): string | null {
   switch (type) {
     case 'continue':
       return null;
@@ -41,10 +52,12 @@ export function formatPlayerInput(type: InputType, text: string): string | null 
     case 'say': {
       const spoken = text.trim().replace(QUOTES, '').trim();
       if (spoken === '') throw emptyInput(type);
-      return `> You say "${withFinalPeriod(spoken)}"`;
+      return actor
+        ? `> ${actor.name} says, "${withFinalPeriod(spoken)}"`
+        : `> You say "${withFinalPeriod(spoken)}"`;
     }
     case 'do':
-      return `> ${withFinalPeriod(doActionText(text))}`;
+      return `> ${withFinalPeriod(actor ? thirdPersonDoText(text, actor) : doActionText(text))}`;
   }
 }
 
@@ -61,6 +74,21 @@ function doActionText(text: string): string {
     return converted[0].toUpperCase() + converted.slice(1);
   }
   return toSecondPerson(`You ${lowerInitialVerb(deed)}`);
+}
+
+/**
+ * A do-action about `actor` by name: written as if the player had begun it with "I" unless they
+ * named who acts (`I`, `My`, dialogue first), so its verb agrees (`draw` → `Mira draws`). A
+ * do that is only dialogue is the character saying it.
+ */
+function thirdPersonDoText(text: string, actor: ActingCharacter): string {
+  const trimmed = text.trim();
+  const deed = trimmed.replace(LEADING_YOU, '').trim();
+  if (deed === '') throw emptyInput('do');
+  if (deed === trimmed && ONLY_DIALOGUE.test(deed)) return `${actor.name} says, ${deed}`;
+  const own = deed === trimmed && (namesItsActor(deed) || SHARED_SUBJECT_FIRST.test(deed));
+  const converted = toThirdPerson(own ? deed : `I ${lowerInitialVerb(deed)}`, actor);
+  return converted[0].toUpperCase() + converted.slice(1);
 }
 
 function emptyInput(type: InputType): InvalidCommandError {

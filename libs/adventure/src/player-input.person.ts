@@ -23,15 +23,15 @@ const SECOND_PERSON: Record<string, string> = {
 };
 
 /** "the mine", "a mine": the pit, not the possessive. */
-const BEFORE_THE_NOUN_MINE = /\b(?:the|a|an|this|that|old|gold|coal|silver|iron)\s+$/i;
+export const BEFORE_THE_NOUN_MINE = /\b(?:the|a|an|this|that|old|gold|coal|silver|iron)\s+$/i;
 
 /** Text before a word that starts a sentence: nothing, or a finished sentence (quote closed). */
-const SENTENCE_ENDED = /(?:^|[.!?…]["”’)]*)\s*$/;
+export const SENTENCE_ENDED = /(?:^|[.!?…]["”’)]*)\s*$/;
 
-const OPENS_QUOTE = new Set(['"', '“']);
+export const OPENS_QUOTE = new Set(['"', '“']);
 
 /** `[start, end)` ranges of `text` outside quotes; an unclosed quote runs to the end. */
-function outsideQuotes(text: string): Array<[number, number]> {
+export function outsideQuotes(text: string): Array<[number, number]> {
   const ranges: Array<[number, number]> = [];
   let start = 0;
   let quote: string | null = null;
