@@ -50,6 +50,7 @@ const SYSTEM_SECTIONS = new Set([
   'script_context',
   'ai_instructions',
   'persona',
+  'players',
   'plot_essentials',
 ]);
 

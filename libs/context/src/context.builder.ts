@@ -4,7 +4,8 @@
  * (help.aidungeon.com/faq/the-memory-system):
  *
  *   [AI Instructions]        always included
- *   [Player Character]       always included when the adventure has a persona
+ *   [Player Character]       always included when the adventure has a persona; in a room,
+ *                            every active player's character
  *   [Plot Essentials]        always included (classic "Memory")
  *   [Story Summary]          always included
  *   [Used Memories]          top-K memory-bank retrievals, when the bank is on
@@ -49,7 +50,7 @@ import type {
 } from './context.types';
 import { WINDOW_START, windowCovering, windowCoveringSync } from './history.window';
 import { lengthHint } from './length-hint';
-import { renderPersona } from './persona.render';
+import { renderPersona, renderPlayers } from './persona.render';
 import { activateLore, staticLore } from './lore/lore.activate';
 import {
   cacheableTokens,
@@ -192,7 +193,10 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
   // This sits in the static block because only the user can edit it, so it never changes
   // mid-story and stays inside the cached prefix. It is emitted whatever the genre: every
   // adventure has a protagonist, and that is the case the persona was added for.
-  addSystem('persona', renderPersona(head.persona));
+  // A room lists every active player's character instead, with the rule that the narrator
+  // plays none of them; one player keeps the persona section byte for byte.
+  if (head.players?.length) addSystem('players', renderPlayers(head.players));
+  else addSystem('persona', renderPersona(head.persona));
   const plotEssentials = head.plotEssentials.trim();
   addSystem('plot_essentials', plotEssentials ? `Plot essentials:\n${plotEssentials}` : '');
   // Always-on cards that render the same every turn belong to the static block: the prompt

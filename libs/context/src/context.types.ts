@@ -271,6 +271,12 @@ export interface PassageReport {
 export interface ContextHead {
   settings: ContextSettings;
   persona: Persona | null;
+  /**
+   * In a room (docs/multiplayer.md §3.2): the active players' characters, in join order; the
+   * player section lists them, and tells the narrator to act and speak for none of them, in
+   * place of the persona. Absent, null or empty: one player, and the persona section as before.
+   */
+  players?: Persona[] | null;
   plotEssentials: string;
   authorsNote: string;
   aiInstructions: string;

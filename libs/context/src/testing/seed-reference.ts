@@ -18,7 +18,7 @@ import type {
 } from '../context.types';
 import { isStoryText, WINDOW_MARGIN, WINDOW_START, WINDOW_STEP } from '../history.window';
 import { lengthHint } from '../length-hint';
-import { renderPersona } from '../persona.render';
+import { renderPersona, renderPlayers } from '../persona.render';
 import { matchCards } from '../story-cards.match';
 import { tokenizer } from '../tokenizer';
 
@@ -52,8 +52,10 @@ export function seedReferenceContext(
   if (str('context')?.trim()) system.push(section('script_context', str('context')!.trim()));
   if (head.aiInstructions.trim())
     system.push(section('ai_instructions', head.aiInstructions.trim()));
+  const players = head.players?.length ? renderPlayers(head.players) : '';
   const persona = renderPersona(head.persona);
-  if (persona) system.push(section('persona', persona));
+  if (players) system.push(section('players', players));
+  else if (persona) system.push(section('persona', persona));
   if (head.plotEssentials.trim()) {
     system.push(section('plot_essentials', `Plot essentials:\n${head.plotEssentials.trim()}`));
   }
