@@ -425,3 +425,29 @@ describe('several scripts (C26) on real isolates', () => {
     expect(thrown.runs.map((r) => r.outcome)).toEqual(['failed', 'ok']);
   });
 });
+
+// docs/multiplayer.md §3.6 on a real isolate: a room's script sees its characters and the actor,
+// and a message for one of them comes back addressed to them.
+describe('a script in a room', () => {
+  it('given Mira and Bo, when Bo acts, then the input hook reads info.characters and info.actor, and its message names Mira', async () => {
+    const script = aScript('room', {
+      input: `log(info.characters.map((c) => c.name).join("+"), info.characterNames.length, info.actor);
+        state.message = { text: "Bo moved.", visibleTo: [info.characters[0].name] };
+        ({ text })`,
+    });
+    const result = await chain({
+      text: '\n> Bo draws his sword.\n',
+      info: {
+        actionCount: 2,
+        characterNames: ['Mira', 'Bo'],
+        characters: [{ name: 'Mira' }, { name: 'Bo' }],
+        actor: 'Bo',
+      },
+      scripts: [script],
+    });
+    expect(result.runs[0]).toMatchObject({ outcome: 'ok', logs: ['Mira+Bo 2 Bo'] });
+    expect(result.messages).toEqual([
+      { scriptId: 'room', message: { text: 'Bo moved.', visibleTo: ['Mira'] } },
+    ]);
+  });
+});

@@ -125,3 +125,102 @@ describe('runHookChain (C26)', () => {
     expect(run.seen[0].timeoutMs).toBe(700);
   });
 });
+
+// docs/multiplayer.md §3.6: in a room a script sees the characters and the actor, and a
+// changed `state.message` may address only the room's characters.
+describe('runHookChain in a room', () => {
+  const room = {
+    ...base,
+    info: {
+      actionCount: 3,
+      characterNames: ['Mira', 'Bo'],
+      characters: [{ name: 'Mira' }, { name: 'Bo' }],
+      actor: 'Bo',
+    },
+  };
+
+  it('given a room, when a hook runs, then it is handed info.characters and info.actor', async () => {
+    const run = runner({ a: () => ok('go', {}) });
+    await runHookChain(run, { ...room, scripts: [script('a', 1)] });
+    expect(run.seen[0].info).toMatchObject({
+      characters: [{ name: 'Mira' }, { name: 'Bo' }],
+      actor: 'Bo',
+    });
+  });
+
+  it('given a message for Mira, then it is posted with whom it is for', async () => {
+    const run = runner({
+      a: () => ok('go', { message: { text: 'You hear a click.', visibleTo: ['Mira'] } }),
+    });
+    const result = await runHookChain(run, { ...room, scripts: [script('a', 1)] });
+    expect(result.runs[0].outcome).toBe('ok');
+    expect(result.messages).toEqual([
+      { scriptId: 'a', message: { text: 'You hear a click.', visibleTo: ['Mira'] } },
+    ]);
+  });
+
+  it.each([
+    [
+      { text: 'x', visibleTo: ['Zed'] },
+      'state.message.visibleTo names "Zed", not a character here; the characters are "Mira", "Bo"',
+    ],
+    [
+      { text: 'x', visibleTo: 'Mira' },
+      'state.message.visibleTo must be an array of character names ("Mira", "Bo")',
+    ],
+    [
+      [
+        { text: 'x', visibleTo: ['Mira'] },
+        { text: 'y', visibleTo: ['Mira', 7] },
+      ],
+      'state.message.visibleTo must be an array of character names ("Mira", "Bo")',
+    ],
+    [
+      { visibleTo: ['Mira'] },
+      'state.message must be a string, {text, visibleTo: [character names]}, or an array of them',
+    ],
+    [
+      42,
+      'state.message must be a string, {text, visibleTo: [character names]}, or an array of them',
+    ],
+  ])(
+    'given the message %j, then the run fails as invalid with %j, nothing posted or kept, and the next script still runs',
+    async (message, error) => {
+      const run = runner({
+        a: () => ok('goA', { message, n: 1 }),
+        b: (req) => ok(`${req.text}B`, {}),
+      });
+      const result = await runHookChain(run, {
+        ...room,
+        scripts: [script('a', 1), script('b', 2)],
+      });
+      expect(result.runs[0]).toMatchObject({
+        outcome: 'invalid',
+        error: `script a (input): ${error}`,
+      });
+      expect(result.messages).toEqual([]);
+      expect(result.states).toEqual({});
+      expect(result.text).toBe('goB');
+    },
+  );
+
+  it('given a bad message that did not change in the run, then the run is not failed for it', async () => {
+    const message = { text: 'x', visibleTo: ['Zed'] };
+    const run = runner({ a: () => ok('go', { message }) });
+    const result = await runHookChain(run, {
+      ...room,
+      states: { a: { message } },
+      scripts: [script('a', 1)],
+    });
+    expect(result.runs[0].outcome).toBe('ok');
+  });
+
+  it('given one player (no info.characters), then any message is posted as before', async () => {
+    const run = runner({ a: () => ok('go', { message: { text: 'x', visibleTo: ['Zed'] } }) });
+    const result = await runHookChain(run, { ...base, scripts: [script('a', 1)] });
+    expect(result.runs[0].outcome).toBe('ok');
+    expect(result.messages).toEqual([
+      { scriptId: 'a', message: { text: 'x', visibleTo: ['Zed'] } },
+    ]);
+  });
+});

@@ -4,7 +4,14 @@
 // a failed script contributes nothing. A per-turn budget caps the time all of it may take.
 import { diffCards } from './card-diff';
 import { judgeHookResult } from './hook-result';
-import { changedMessages, checkState, mergeScriptMemory, scriptMemoryOf } from './script-state';
+import {
+  changedMessages,
+  checkState,
+  mergeScriptMemory,
+  messageChanged,
+  messageError,
+  scriptMemoryOf,
+} from './script-state';
 import { SCRIPT_LIMITS } from './scripting.limits';
 import type {
   CardOp,
@@ -156,6 +163,17 @@ export async function runHookChain(
     const state = checkState(previousState, harness.state);
     if (state.kind === 'invalid') {
       fail('invalid', state.error);
+      continue;
+    }
+    const badMessage =
+      input.info.characters && messageChanged(previousState, state.state)
+        ? messageError(
+            state.state.message,
+            input.info.characters.map((c) => c.name),
+          )
+        : null;
+    if (badMessage) {
+      fail('invalid', badMessage);
       continue;
     }
     const cards = diffCards(result.cards, harness.storyCards, input.newCardId);

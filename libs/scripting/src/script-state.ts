@@ -78,11 +78,46 @@ export function messagesOf(state: Record<string, unknown>): ScriptMessage[] {
   return list.map(one).filter((m): m is ScriptMessage => m !== null);
 }
 
+/** Names in prose for an error: `"Mira", "Bo"`. */
+const quoted = (names: readonly string[]) => names.map((name) => JSON.stringify(name)).join(', ');
+
+/**
+ * In a room, `state.message` must say whom it is for, since delivery follows `visibleTo`
+ * (docs/multiplayer.md §3.6): a string or `{text, visibleTo?: [names]}` (or an array of them),
+ * and every name a character of the room. The error says what to fix; null when it is sound.
+ * A message `messagesOf` would quietly drop or widen to everyone fails the run instead, so a
+ * message meant for one player never reaches the others.
+ */
+export function messageError(message: unknown, characters: readonly string[]): string | null {
+  const shape =
+    'state.message must be a string, {text, visibleTo: [character names]}, or an array of them';
+  for (const one of Array.isArray(message) ? message : [message]) {
+    if (one === undefined || one === null || typeof one === 'string') continue;
+    if (!isPlainObject(one) || typeof one.text !== 'string') return shape;
+    if (one.visibleTo === undefined) continue;
+    const names = one.visibleTo;
+    if (!Array.isArray(names) || names.some((name) => typeof name !== 'string')) {
+      return `state.message.visibleTo must be an array of character names (${quoted(characters)})`;
+    }
+    const strangers = names.filter((name: string) => !characters.includes(name));
+    if (strangers.length > 0) {
+      return `state.message.visibleTo names ${quoted(strangers)}, not a character here; the characters are ${quoted(characters) || 'none'}`;
+    }
+  }
+  return null;
+}
+
 /** The messages to post: `state.message` when it changed during the run. */
 export function changedMessages(
   before: Record<string, unknown>,
   after: Record<string, unknown>,
 ): ScriptMessage[] {
-  if (JSON.stringify(before.message ?? null) === JSON.stringify(after.message ?? null)) return [];
-  return messagesOf(after);
+  return messageChanged(before, after) ? messagesOf(after) : [];
+}
+
+export function messageChanged(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): boolean {
+  return JSON.stringify(before.message ?? null) !== JSON.stringify(after.message ?? null);
 }

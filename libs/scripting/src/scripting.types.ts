@@ -52,6 +52,14 @@ export interface HistoryEntry {
 export interface HookInfo {
   actionCount: number;
   characterNames: string[];
+  /**
+   * In a room (docs/multiplayer.md §3.6): the players' characters, AID's `info.characters`
+   * shape. Absent (one player): the sandbox makes it from `characterNames`, as before. Given,
+   * a changed `state.message` is checked: `visibleTo` may name only these characters.
+   */
+  characters?: { name: string }[];
+  /** In a room, the input hook: the name of the character whose action the hook runs for. */
+  actor?: string;
   maxChars?: number;
   memoryLength?: number;
   useCacheEfficient?: boolean;
