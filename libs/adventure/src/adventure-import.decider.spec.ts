@@ -52,6 +52,29 @@ describe('decideImport', () => {
     expect(events.at(-1)).not.toHaveProperty('id'); // the handler derives it from the key
   });
 
+  it('given a room with members, a ban, an invite and a hand-over, when imported by someone, then the room goes back to the importer alone', () => {
+    const now = '2026-12-06T03:00:00.000Z';
+    const history = AdventureHistory.create();
+    history.run({ type: 'CreateInvite', data: { code: 'c1', role: 'player', now } });
+    for (const userId of ['u2', 'u3']) {
+      history.run({
+        type: 'JoinRoom',
+        data: { code: 'c1', userId, character: { name: userId }, now },
+      });
+    }
+    history.run({ type: 'KickMember', data: { userId: 'u3', ban: true } });
+    history.run({ type: 'HandOverRoom', data: { userId: 'u2' } });
+    const command = exported(history);
+    // The edge names the importer as the owner in AdventureCreated (parseAdventureExport).
+    (command.data.events[0].data as { ownerId: string }).ownerId = 'importer';
+    const events = decideImport(command, initialState());
+    expect(events.at(-1)).toEqual({
+      type: 'RoomReset',
+      data: { hostId: 'importer', droppedMembers: ['u2'], droppedInvites: 1, reason: 'import' },
+      metadata: { roomResetOnImport: true },
+    });
+  });
+
   it('given an adventure that exists, when a log is imported into it, then it is a conflict', () => {
     const history = AdventureHistory.create();
     expect(() => decideImport(exported(history), history.state)).toThrow(ConflictError);

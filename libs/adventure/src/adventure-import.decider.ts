@@ -87,7 +87,41 @@ export function decideImport(command: ImportAdventure, state: AdventureState): D
       refuse(`the projector refuses this ${event.type} event: ${messageOf(error)}`);
     }
   });
-  if (!draft.inFlight) return events;
+  const closing = [...closeInFlight(draft, sourceAdventureId), ...resetRoom(draft, events)];
+  return closing.length === 0 ? events : [...events, ...closing];
+}
+
+/**
+ * The room goes back to the importer alone: the members, bans and invites of the exported
+ * adventure are users of the installation (or adventure) it came from, and must never be given
+ * this one. Their events stay in the log, as history; the import report names who was dropped.
+ */
+function resetRoom(draft: AdventureState, events: ImportedEvent[]): DecidedEvent[] {
+  const importer = (events[0].data as { ownerId: string }).ownerId;
+  const { room } = draft;
+  const others = room.members.filter((m) => m.userId !== importer && m.status !== 'left');
+  const alone =
+    draft.ownerId === importer &&
+    room.members.every((m) => m.userId === importer) &&
+    room.invites.length === 0 &&
+    room.banned.length === 0;
+  if (alone) return [];
+  return [
+    {
+      type: 'RoomReset',
+      data: {
+        hostId: importer,
+        droppedMembers: others.map((m) => m.userId),
+        droppedInvites: room.invites.length,
+        reason: 'import',
+      },
+      metadata: { roomResetOnImport: true },
+    },
+  ];
+}
+
+function closeInFlight(draft: AdventureState, sourceAdventureId: string): DecidedEvent[] {
+  if (!draft.inFlight) return [];
   // Never re-enqueued (its job id belongs to where it came from): the new adventure takes
   // actions at once. `lost`: its job stayed behind with the installation it came from.
   const closed: DecidedEvent = {
@@ -100,7 +134,7 @@ export function decideImport(command: ImportAdventure, state: AdventureState): D
     },
     metadata: { importedFrom: { adventureId: sourceAdventureId }, closedOnImport: true },
   };
-  return [...events, closed];
+  return [closed];
 }
 
 /**

@@ -21,6 +21,7 @@ import type { ModelCallPurpose, ModelCallUsage } from './model-call';
 import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 import type { ScriptCommand, ScriptEffects, ScriptedInput, ScriptInput } from './script.decider';
+import type { RoomCommand } from './room.decider';
 
 /** A story card as a command gives it: the descriptive fields and the new ones may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
@@ -174,6 +175,7 @@ export type AdventureCommand =
   | RecordNarrationFailure
   | StopTurnByScript
   | ScriptCommand
+  | RoomCommand
   | RecordModelUsage
   | CancelTurn
   | Undo

@@ -43,6 +43,7 @@ import type { MemoriesUsed } from './memory.events';
 import { failureCodeOfMessage, isNarrationFailureCode } from './narration-failure';
 import { judgeReply, tryCorrection } from './narrative.port';
 import { fillPlaceholders, formatPlayerInput } from './player-input.format';
+import { decideRoom, isRoomCommand } from './room.decider';
 import {
   decideScript,
   isScriptCommand,
@@ -96,6 +97,7 @@ export function decide(
   if (command.type === 'RecordModelUsage') return modelUsage(command.data, state);
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
   if (isScriptCommand(command)) return decideScript(command, state);
+  if (isRoomCommand(command)) return decideRoom(command, state);
   const count = (text: string) => context.countTokens(text, state.settings.encoding);
 
   switch (command.type) {

@@ -1,6 +1,6 @@
 // Domain errors carry a `kind` so one exception filter maps them all: conflict → 409,
 // not_found → 404, invalid → 400, limit and unprocessable → 422, unauthorized → 401,
-// rate_limited → 429. Only subclasses of DomainError are mapped by kind: any other object that
+// forbidden → 403, gone → 410, rate_limited → 429. Only subclasses of DomainError are mapped by kind: any other object that
 // happens to have a `kind` (a provider's error, say) is a 500 whose details stay in the log.
 // Messages say what to fix, because they reach the player.
 
@@ -11,6 +11,10 @@ export type DomainErrorKind =
   | 'limit'
   | 'unprocessable'
   | 'unauthorized'
+  /** A member whose role does not allow what they asked (a spectator acting). */
+  | 'forbidden'
+  /** Something that existed and can no longer be used (an expired or used-up invite). */
+  | 'gone'
   | 'rate_limited'
   /** A part the request needs (the script sandbox) cannot run now: 503, worth a retry. */
   | 'unavailable';
@@ -61,6 +65,24 @@ export class UnprocessableError extends DomainError {
   constructor(message: string) {
     super(message);
     this.name = 'UnprocessableError';
+  }
+}
+
+/** The caller is a member, but their role (or a ban) does not allow this: 403, naming why. */
+export class ForbiddenError extends DomainError {
+  readonly kind = 'forbidden' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'ForbiddenError';
+  }
+}
+
+/** It existed and is spent (an invite expired or used up): 410, naming which. */
+export class GoneError extends DomainError {
+  readonly kind = 'gone' as const;
+  constructor(message: string) {
+    super(message);
+    this.name = 'GoneError';
   }
 }
 

@@ -8,6 +8,7 @@ import type { MemoryEvent } from './memory.events';
 import type { ModelCallPurpose, ModelCallUsage } from './model-call';
 import type { ScriptEvent, ScriptSource } from './script.events';
 import type { NarrationFailureCode } from './narration-failure';
+import type { RoomEvent } from './room.events';
 
 export const ADVENTURE_STREAM_PREFIX = 'adventure-';
 
@@ -61,7 +62,21 @@ export interface AdventureSettings {
   scriptHookTimeoutMs: number;
   scriptTurnBudgetMs: number;
   scriptMemoryLimitMb: number;
+  /**
+   * How a room's players take turns (spec/multiplayer.md §3.3): `free` (default: anyone acts; an
+   * action sent while a turn is in flight is held for the next), `round`, `hot-seat`. A
+   * one-player adventure plays the same under each.
+   */
+  turnPolicy: TurnPolicy;
+  /** A player silent this long in a round or on the hot seat is marked away (default 300). */
+  idleTimeoutSeconds: number;
+  /** A round closes by itself after this long; 0 (default): only when everyone is in, or the host closes it. */
+  roundTimeoutSeconds: number;
+  /** Each non-host member's daily model tokens charged to the host; 0 (default): no cap of its own. */
+  perPlayerDailyTokens: number;
 }
+
+export type TurnPolicy = 'free' | 'round' | 'hot-seat';
 
 /** The player character, exactly as the prompt renders it (libs/context owns the shape). */
 /** Who the player is in the story; each field may be empty. */
@@ -373,7 +388,8 @@ export type AdventureEvent =
   | StateEventRetconned
   | ModelUsageRecorded
   | MemoryEvent
-  | ScriptEvent;
+  | ScriptEvent
+  | RoomEvent;
 
 export type AdventureEventType = AdventureEvent['type'];
 

@@ -1,3 +1,4 @@
+/* eslint-disable max-lines -- the projection's contract, one fold over every event family, read as a whole; split, a reader would chase the meaning of one event across files */
 // What an event means for an adventure, stated as simply as it can be: `evolve(state, event)`
 // returns a new state and never changes the one it is given; the story tree is one record of
 // nodes by id; the path at the head and the narrative states are worked out again from the tree
@@ -26,7 +27,7 @@ import {
   type AdventureState,
   type TurnOutcome,
 } from './adventure.state';
-import { isMemoryEvent, turnRoleOf } from './event.catalogue';
+import { isMemoryEvent, isRoomEvent, turnRoleOf } from './event.catalogue';
 import { memoryAfter, withdrawnCovering } from './memory.projector';
 import { emptyMemoryBank } from './memory.state';
 import { applyNarrativeTurns, contribution, initialNarrativeState } from './narrative.port';
@@ -37,6 +38,8 @@ import {
   homeScriptCard,
 } from './script-cards.projector';
 import { SCRIPT_RUNS_KEPT } from './script.events';
+import { evolveRoom } from './room.projector';
+import { emptyRoom, roomOfOwner } from './room.state';
 
 /** A script's state by the story node that recorded it, then by script: the state itself. */
 export type PlainScriptStates = Record<string, Record<string, Record<string, unknown>>>;
@@ -80,6 +83,7 @@ export function initialPlainState(): PlainAdventureState {
     scriptRuns: [],
     scriptCardHomes: {},
     parkedCards: [],
+    room: emptyRoom(),
   };
 }
 
@@ -103,11 +107,10 @@ export function evolve(
   }
   // A shallow copy whose fields the steps below replace, never change: nested values stay shared.
   const next: PlainAdventureState = { ...state, version: event.version };
-  if (isMemoryEvent(event)) {
-    next.memory = memoryAfter(state.memory, event, (id) => state.nodes[id]);
-  } else {
-    applyEvent(next, event);
-  }
+  const nodeOfState = (id: string) => state.nodes[id];
+  if (isMemoryEvent(event)) next.memory = memoryAfter(state.memory, event, nodeOfState);
+  else if (isRoomEvent(event)) evolveRoom(next, event);
+  else applyEvent(next, event);
   // Which events end a turn is the catalogue's: the turn they name is then no longer in flight.
   const turn = turnRoleOf(event);
   if (turn?.role === 'ends' && next.inFlight?.turnId === turn.turnId) next.inFlight = null;
@@ -193,6 +196,7 @@ function applyEvent(next: PlainAdventureState, event: RecordedAdventureEvent): v
       if (next.id !== null) throw new ProjectionError('the adventure already exists', version);
       next.id = d.adventureId;
       next.ownerId = d.ownerId;
+      next.room = roomOfOwner(d.ownerId);
       next.fields = {
         title: d.title,
         plotEssentials: d.plotEssentials,

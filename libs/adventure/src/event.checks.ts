@@ -6,6 +6,7 @@
 // field to check beyond those.
 
 import type { AdventureEvent, AdventureEventType, StoryCard } from './adventure.events';
+import type { RoomEventType } from './room.events';
 import { InvalidCommandError, LimitExceededError } from './adventure.errors';
 import { LIMITS } from './adventure.limits';
 import { nodeOf, type AdventureState } from './adventure.state';
@@ -20,6 +21,8 @@ import {
   checkSettings,
   checkText,
 } from './adventure.validation';
+import { checkCharacter, checkInviteRole, checkTime } from './room.decider';
+import { memberOf } from './room.state';
 
 /** Nested deeper than any event the service writes. */
 export const MAX_EVENT_DEPTH = 32;
@@ -136,6 +139,56 @@ export type EventCheck<T extends AdventureEventType> = (
 ) => void;
 
 const prose = { max: LIMITS.proseChars };
+
+function requireMemberIn(before: AdventureState, field: string, userId: string): void {
+  checkId(field, userId);
+  if (!memberOf(before, userId)) invalid(`${field} ${userId} is not a member of the room then`);
+}
+
+// The room's events (room.decider.ts decides them): their fields, and the member they name.
+const ROOM_CHECKS = {
+  InviteCreated: (d) => {
+    checkId('data.code', d.code);
+    checkInviteRole(d.role);
+    if (d.maxUses !== null)
+      checkCount('data.maxUses', d.maxUses, { min: 1, max: LIMITS.inviteMaxUses });
+    if (d.expiresAt !== null) checkTime('data.expiresAt', d.expiresAt);
+    checkTime('data.at', d.at);
+  },
+  InviteRevoked: (d) => {
+    checkId('data.code', d.code);
+  },
+  MemberJoined: (d) => {
+    checkId('data.userId', d.userId);
+    checkInviteRole(d.role);
+    checkCharacter(d.character);
+    checkId('data.inviteCode', d.inviteCode);
+    checkTime('data.at', d.at);
+  },
+  MemberLeft: (d, before) => requireMemberIn(before, 'data.userId', d.userId),
+  MemberKicked: (d) => {
+    checkId('data.userId', d.userId);
+    if (typeof d.banned !== 'boolean') invalid('data.banned must be true or false');
+  },
+  MemberRoleChanged: (d, before) => {
+    requireMemberIn(before, 'data.userId', d.userId);
+    checkInviteRole(d.role);
+  },
+  CharacterChanged: (d, before) => {
+    requireMemberIn(before, 'data.userId', d.userId);
+    checkCharacter(d.character);
+  },
+  RoomHandedOver: (d, before) => {
+    // The host it was handed from, as the log named them: an import renames the first owner.
+    checkId('data.from', d.from);
+    requireMemberIn(before, 'data.to', d.to);
+  },
+  RoomReset: (d) => {
+    checkId('data.hostId', d.hostId);
+    checkIdList('data.droppedMembers', d.droppedMembers);
+    checkCount('data.droppedInvites', d.droppedInvites);
+  },
+} satisfies { readonly [T in RoomEventType]?: EventCheck<T> };
 
 export const EVENT_CHECKS = {
   ScriptAdded: (d) => {
@@ -364,4 +417,5 @@ export const EVENT_CHECKS = {
     checkText('data.text', d.text, prose);
     if (d.usage !== undefined) checkUsage('data.usage', d.usage);
   },
+  ...ROOM_CHECKS,
 } satisfies { readonly [T in AdventureEventType]?: EventCheck<T> };

@@ -24,6 +24,8 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   limit: HttpStatus.UNPROCESSABLE_ENTITY,
   unprocessable: HttpStatus.UNPROCESSABLE_ENTITY,
   unauthorized: HttpStatus.UNAUTHORIZED,
+  forbidden: HttpStatus.FORBIDDEN,
+  gone: HttpStatus.GONE,
   rate_limited: HttpStatus.TOO_MANY_REQUESTS,
   unavailable: HttpStatus.SERVICE_UNAVAILABLE,
 };
