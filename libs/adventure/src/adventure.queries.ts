@@ -23,17 +23,22 @@ export function excludedActionId(state: Pick<AdventureState, 'inFlight'>): strin
   return state.inFlight?.replacesActionId ?? null;
 }
 
+/** Whether a read of the story holds this entry of the path: not erased, not the `excluded` take. */
+export function isStoryEntry(entry: PathEntry, excluded: string | null): boolean {
+  return !entry.erased && entry.id !== excluded;
+}
+
 /** The story at the head, root first: erased actions and (by default) the retried take left out. */
 export function storyPath(state: AdventureState, options: StoryReadOptions = {}): PathEntry[] {
   const excluded = options.includeReplaced ? null : excludedActionId(state);
-  return state.path.filter((entry) => !entry.erased && entry.id !== excluded);
+  return state.path.filter((entry) => isStoryEntry(entry, excluded));
 }
 
 /** How many actions (the opening included) the story at the head holds. */
 export function storyActionCount(state: AdventureState, options: StoryReadOptions = {}): number {
   const excluded = options.includeReplaced ? null : excludedActionId(state);
   let count = 0;
-  for (const entry of state.path) if (!entry.erased && entry.id !== excluded) count++;
+  for (const entry of state.path) if (isStoryEntry(entry, excluded)) count++;
   return count;
 }
 
@@ -50,7 +55,7 @@ export function storyTail(
   const tail: PathEntry[] = [];
   for (let index = state.path.length - 1; index >= 0 && tail.length < count; index--) {
     const entry = state.path[index];
-    if (!entry.erased && entry.id !== excluded) tail.push(entry);
+    if (isStoryEntry(entry, excluded)) tail.push(entry);
   }
   return tail.reverse();
 }

@@ -2,12 +2,7 @@
 // adventure's tree, and finds the passages of the current path a turn's action is about, by
 // words (Postgres full text) and by meaning (the embeddings, in process), fused by reciprocal
 // rank. Pure parts (the query's words, the path filter, the fusion) are libs/memory's.
-import {
-  storyPath,
-  type AdventureState,
-  type ModelCallUsage,
-  type PathEntry,
-} from '@chronicle/adventure';
+import type { AdventureState, ModelCallUsage } from '@chronicle/adventure';
 import type { ActionTextReader } from '@chronicle/adventure-store';
 import type { RecalledPassage } from '@chronicle/context';
 import type { Embedder } from '@chronicle/llm';
@@ -20,9 +15,10 @@ import {
   matchingLexemes,
   onPath,
   passagesToIndex,
-  pathIndex,
   queryWords,
+  StoryPathIndex,
   topKByCosine,
+  VECTOR_CACHE_ADVENTURES,
 } from '@chronicle/memory';
 import { defuseStateFences } from '@chronicle/narrative';
 import { LruCache } from '@chronicle/platform';
@@ -52,6 +48,10 @@ export interface CatchUpResult {
 export class StoryRecallService {
   /** How far each adventure is indexed, as far as this process knows (a floor: others write too). */
   private readonly indexedVersions = new LruCache<string, number>({ capacity: CURSOR_CACHE });
+  /** Each adventure's story at the head, brought to each turn's projection (StoryPathIndex). */
+  private readonly paths = new LruCache<string, StoryPathIndex>({
+    capacity: VECTOR_CACHE_ADVENTURES,
+  });
 
   constructor(
     private readonly passages: StoryPassageRepository,
@@ -122,10 +122,10 @@ export class StoryRecallService {
   ): Promise<RecalledPassage[]> {
     const adventureId = state.id;
     if (adventureId === null) return [];
-    // The two rankings side by side. The path index (pathIndex keeps it per projection) and the
-    // cosine scan wait until the full-text query is out, and run while it is: built first, the
-    // index held the query back by its whole cost.
-    const path = () => pathIndex(state);
+    // The two rankings side by side. The path filter and the cosine scan wait until the
+    // full-text query is out, and run while it is. Each reads the adventure's path index right
+    // after bringing it to this state, with no await between: another turn may sync it too.
+    const path = () => this.pathIndexOf(adventureId, state);
     let queryOut!: () => void;
     const sent = new Promise<void>((resolve) => (queryOut = resolve));
     const [lexical, semantic] = await Promise.all([
@@ -134,26 +134,32 @@ export class StoryRecallService {
     ]);
     const fused = fuseRankings(lexical, semantic).slice(0, RECALL_CANDIDATES);
     if (fused.length === 0) return [];
-    const wanted = new Set(fused.map((passage) => passage.actionId));
-    const entries = new Map<string, { entry: PathEntry; position: number }>();
-    storyPath(state).forEach((entry, position) => {
-      if (wanted.has(entry.id)) entries.set(entry.id, { entry, position });
+    const onThePath = path();
+    const found = fused.flatMap((passage) => {
+      const place = onThePath.placeOf(passage.actionId);
+      return place ? [{ passage, ...place }] : [];
     });
-    const found = fused.filter((passage) => entries.has(passage.actionId));
     const read = await texts.readActionTexts(
       adventureId,
-      found.map((passage) => entries.get(passage.actionId)!.entry),
+      found.map(({ entry }) => entry),
     );
-    return found.map((passage, i) => {
-      const { entry, position } = entries.get(passage.actionId)!;
-      return {
-        ...passage,
-        type: entry.type,
-        text: defuseStateFences(read[i]),
-        tokens: entry.tokens,
-        position,
-      };
-    });
+    return found.map(({ passage, entry, position }, i) => ({
+      ...passage,
+      type: entry.type,
+      text: defuseStateFences(read[i]),
+      tokens: entry.tokens,
+      position,
+    }));
+  }
+
+  /** The adventure's path index, brought to `state`: read it before any await. */
+  private pathIndexOf(adventureId: string, state: AdventureState): StoryPathIndex {
+    let index = this.paths.get(adventureId);
+    if (!index) {
+      index = new StoryPathIndex();
+      this.paths.set(adventureId, index);
+    }
+    return index.sync(state);
   }
 
   /**
@@ -163,7 +169,7 @@ export class StoryRecallService {
   private async lexicalRanking(
     adventureId: string,
     focus: string,
-    path: () => ReadonlyMap<string, number>,
+    path: () => StoryPathIndex,
     /** Called once the query is sent (or none will be). */
     queryOut: () => void,
   ): Promise<string[]> {
@@ -198,7 +204,7 @@ export class StoryRecallService {
   private async semanticRanking(
     adventureId: string,
     vector: Float32Array,
-    path: () => ReadonlyMap<string, number>,
+    path: () => StoryPathIndex,
     /** Settles once the full-text query is out: the scan runs while it is. */
     queryOut: Promise<void>,
   ): Promise<string[]> {
@@ -211,7 +217,7 @@ export class StoryRecallService {
       cached.matrix,
       vector,
       RANKING_DEPTH,
-      (row) => onThePath.get(cached.actionIds[row]) !== cached.textVersions[row],
+      (row) => onThePath.textVersionOf(cached.actionIds[row]) !== cached.textVersions[row],
     ).map(([row]) => cached.actionIds[row]);
   }
 }

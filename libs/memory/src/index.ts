@@ -6,3 +6,4 @@ export * from './memory.ranking';
 export * from './memory-work.decider';
 export * from './recall.query';
 export * from './passage.fusion';
+export * from './story-path.index';

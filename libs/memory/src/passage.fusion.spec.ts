@@ -3,12 +3,10 @@ import {
   fuseRankings,
   lexicalQuery,
   matchingLexemes,
-  onPath,
   passagesToIndex,
-  pathIndex,
   RRF_K,
-  type PassageRef,
 } from './passage.fusion';
+import { onPath, pathIndex, type PassageRef } from './story-path.index';
 
 /** Every passage the tree holds, as the index would store them. */
 function indexed(history: AdventureHistory): PassageRef[] {

@@ -1,7 +1,8 @@
-// Verbatim recall's pure half: the words a passage search looks for, the current path as the
-// only filter that decides which passages a turn may use, and reciprocal rank fusion of the
-// lexical and the semantic rankings. The queries themselves are libs/memory-store's.
-import { storyPath, type AdventureState, type NodeType } from '@chronicle/adventure';
+// Verbatim recall's pure half: the words a passage search looks for, which nodes the index
+// still lacks, and reciprocal rank fusion of the lexical and the semantic rankings (the path
+// filter is story-path.index.ts). The queries themselves are libs/memory-store's.
+import type { AdventureState, NodeType } from '@chronicle/adventure';
+import type { PassageRef } from './story-path.index';
 
 /** Reciprocal rank fusion's constant (Cormack et al.: 60 works across collections). */
 export const RRF_K = 60;
@@ -73,40 +74,6 @@ export function matchingLexemes(
     matched += term.passages;
   }
   return chosen;
-}
-
-/** A stored passage: a node of the story tree at one text version. */
-export interface PassageRef {
-  actionId: string;
-  textVersion: number;
-}
-
-/**
- * Whether a passage belongs to the story at the head: its node is on the current path (not
- * undone, not on another branch, not erased, not the take being retried) at the text version
- * the path reads. `path` maps each such node to its text version (see the store's pathIndex).
- */
-export function onPath(passage: PassageRef, path: ReadonlyMap<string, number>): boolean {
-  return path.get(passage.actionId) === passage.textVersion;
-}
-
-// One map per projection: a state handed out is never changed in place, so a turn that reads the
-// path twice (recall, then its rebuild check) builds it once.
-const pathIndexes = new WeakMap<AdventureState, Map<string, number>>();
-
-/**
- * The story at the head as `onPath` reads it: each node on the path (the take being retried and
- * erased nodes left out, as `storyPath` leaves them) to its text version.
- */
-export function pathIndex(state: AdventureState): ReadonlyMap<string, number> {
-  let index = pathIndexes.get(state);
-  if (!index) {
-    // A loop, not a Map of pairs: at 10,000 actions the pairs were most of the cost.
-    index = new Map();
-    for (const entry of storyPath(state)) index.set(entry.id, entry.textVersion);
-    pathIndexes.set(state, index);
-  }
-  return index;
 }
 
 /** A node of the story tree whose current text the passage index does not hold yet. */
