@@ -282,6 +282,7 @@ export class TurnScripts {
       info: {
         actionCount: base.actionCount,
         characterNames: base.characterNames,
+        ...(base.characters && { characters: base.characters }),
         ...info,
         useCacheEfficient: state.settings.contextHookMode === 'append-only',
         storyModel: { name: state.settings.model || 'default', version: '' },

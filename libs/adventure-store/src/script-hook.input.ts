@@ -3,6 +3,7 @@
 // AID's shape, Plot Essentials as `memory`, and each script's private state at the head.
 import {
   excludedActionId,
+  roomCharacters,
   scriptStateAtHead,
   storyActionCount,
   storyPath,
@@ -36,6 +37,8 @@ export interface ScriptHookBase {
   history: HistoryEntry[];
   actionCount: number;
   characterNames: string[];
+  /** In a room: the active players' characters (info.characters); absent for one player. */
+  characters?: { name: string }[];
   memory: { context: string; authorsNote: string };
 }
 
@@ -68,6 +71,7 @@ export async function scriptHookBase(
   const states: Record<string, Record<string, unknown>> = {};
   for (const script of scripts) states[script.id] = scriptStateAtHead(state, script.id, exclude);
   const persona = state.fields.persona.name.trim();
+  const characters = roomCharacters(state)?.map(({ name }) => ({ name: name.trim() }));
   return {
     owner: state.ownerId ?? '',
     scripts,
@@ -75,7 +79,8 @@ export async function scriptHookBase(
     cards: state.cards.map(sandboxCard),
     history: window.map((entry, i) => ({ text: texts[i], type: HISTORY_TYPES[entry.type] })),
     actionCount: storyActionCount(state),
-    characterNames: persona ? [persona] : [],
+    characterNames: characters ? characters.map(({ name }) => name) : persona ? [persona] : [],
+    ...(characters && { characters }),
     memory: { context: state.fields.plotEssentials, authorsNote: state.fields.authorsNote },
   };
 }

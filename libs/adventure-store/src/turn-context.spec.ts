@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import { actionTextFromEvent, nodeOf } from '@chronicle/adventure';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
 import { AdventureHistory } from '@chronicle/adventure/testing';
+import { scriptHookBase } from './script-hook.input';
 import {
   buildTurnContext,
   contextManifest,
   DEFAULT_NARRATOR_PROMPT,
+  ROOM_NARRATOR_PROMPT,
   storyReader,
   timedLoreOnPath,
   turnContextHead,
@@ -196,5 +198,68 @@ describe('timed lore (sticky, cooldown) from the path', () => {
     const history = AdventureHistory.create();
     history.act('do', 'look');
     expect(turnContextHead(history.state, options).timedLore).toBeUndefined();
+  });
+});
+
+// docs/multiplayer.md §3.2, §3.6: a room's prompt and scripts name every active player's
+// character; a one-player adventure's stay as they were.
+describe('a room in the turn context and the script hooks', () => {
+  const mira = { name: 'Mira', pronouns: 'she/her', description: 'A smith.' };
+  const script = {
+    id: 'script-1',
+    name: 'watch',
+    library: '',
+    input: 'modifier(text)',
+    context: '',
+    output: '',
+    enabled: true,
+    version: 1,
+  };
+  function played(players: boolean) {
+    const history = AdventureHistory.create();
+    history.act('do', 'look at the lamp');
+    const { state } = history;
+    const members = [
+      { userId: 'owner-1', role: 'host' as const, character: null, status: 'active' as const },
+      ...(players
+        ? [
+            {
+              userId: 'u-mira',
+              role: 'player' as const,
+              character: mira,
+              status: 'active' as const,
+            },
+          ]
+        : []),
+    ];
+    return {
+      history,
+      state: { ...state, scripts: [script], room: { members, invites: [], banned: [] } },
+    };
+  }
+
+  it('given a room of the host (persona Ash) and Mira, when the head is built, then it lists both and the room narrator prompt', () => {
+    const { state } = played(true);
+    const head = turnContextHead(state, options);
+    expect(head.players?.map((p) => p.name)).toEqual(['Ash', 'Mira']);
+    expect(head.settings.narratorPrompt).toBe(ROOM_NARRATOR_PROMPT);
+  });
+
+  it('given one player, when the head is built, then no players and the narrator prompt of before', () => {
+    const { state } = played(false);
+    const head = turnContextHead(state, options);
+    expect(head).not.toHaveProperty('players');
+    expect(head.settings.narratorPrompt).toBe(DEFAULT_NARRATOR_PROMPT);
+  });
+
+  it("given a room, when the script hooks are prepared, then info.characters and characterNames are the room's; one player keeps the persona alone", async () => {
+    const room = played(true);
+    const base = await scriptHookBase(readerOf(room.history), room.state);
+    expect(base?.characters).toEqual([{ name: 'Ash' }, { name: 'Mira' }]);
+    expect(base?.characterNames).toEqual(['Ash', 'Mira']);
+    const alone = played(false);
+    const single = await scriptHookBase(readerOf(alone.history), alone.state);
+    expect(single).not.toHaveProperty('characters');
+    expect(single?.characterNames).toEqual(['Ash']);
   });
 });

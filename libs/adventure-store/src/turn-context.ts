@@ -4,6 +4,7 @@ import {
   narrativeForTurn,
   nodeOf,
   playerActionsOfTurn,
+  roomCharacters,
   scriptStateAtHead,
   storyActionCount,
   storyPath,
@@ -41,6 +42,15 @@ export const DEFAULT_NARRATOR_PROMPT =
   'You are a masterful storyteller. Continue the story in the second person, consistent and ' +
   'vivid. Never speak or act for the player, never break character, and never conclude the story.';
 
+/**
+ * A room's narrator prompt: its actions name their characters in the third person, and the
+ * story goes on that way; the player section (libs/context) says who the characters are.
+ */
+export const ROOM_NARRATOR_PROMPT =
+  'You are a masterful storyteller. Continue the story in the third person, consistent and ' +
+  'vivid. Several players share it, each playing one character: never speak or act for any of ' +
+  'their characters, never break character, and never conclude the story.';
+
 export interface TurnContextOptions {
   /** The model when the adventure names none (MODEL_NAME). */
   defaultModel: string;
@@ -54,9 +64,12 @@ export interface TurnContextOptions {
 /** Everything but the story window, from the projection at the head. */
 export function turnContextHead(state: AdventureState, options: TurnContextOptions): ContextHead {
   const { settings, fields } = state;
+  // In a room the prompt names every active player's character; one player keeps the persona.
+  const players = roomCharacters(state);
   return {
     settings: {
-      narratorPrompt: options.narratorPrompt ?? DEFAULT_NARRATOR_PROMPT,
+      narratorPrompt:
+        options.narratorPrompt ?? (players ? ROOM_NARRATOR_PROMPT : DEFAULT_NARRATOR_PROMPT),
       model: settings.model || options.defaultModel,
       apiMode: settings.apiMode,
       temperature: settings.temperature,
@@ -66,6 +79,7 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
       historyMode: settings.historyMode,
     },
     persona: fields.persona,
+    ...(players && { players }),
     // The player's words enter the prompt with their state fences defused (see storyReader).
     plotEssentials: defuseStateFences(fields.plotEssentials),
     authorsNote: defuseStateFences(fields.authorsNote),

@@ -16,6 +16,7 @@ export * from './narration-failure';
 export * from './turn.workflow';
 export * from './player-input.format';
 export { type ActingCharacter, pronounsOf } from './player-input.third-person';
+export * from './player-input.actor';
 export * from './memory.events';
 export * from './memory.state';
 export * from './memory.queries';

@@ -196,6 +196,7 @@ export class ScriptsUseCase {
         info: {
           actionCount: base.actionCount + (body.hook === 'input' ? 0 : 1),
           characterNames: base.characterNames,
+          ...(base.characters && { characters: base.characters }),
           ...(body.hook === 'context'
             ? { useCacheEfficient: state.settings.contextHookMode === 'append-only' }
             : {}),
