@@ -44,6 +44,7 @@ export default tseslint.config(
                 '@chronicle/queue',
                 '@chronicle/llm',
                 '@chronicle/platform',
+                '@chronicle/telemetry',
                 '@chronicle/turn-stream',
                 '@chronicle/metrics',
                 '@chronicle/accounts',
@@ -66,15 +67,17 @@ export default tseslint.config(
     { lib: 'adventure', allowed: ['narrative', 'scripting'] },
     { lib: 'lore', allowed: ['adventure', 'context'] },
     { lib: 'memory', allowed: ['adventure', 'context'] },
-    { lib: 'platform', allowed: [] },
+    // OpenTelemetry, wrapped once: the SDK's start, our spans, the trace context across processes.
+    { lib: 'telemetry', allowed: [] },
+    { lib: 'platform', allowed: ['telemetry'] },
     { lib: 'event-store', allowed: [] },
     { lib: 'llm', allowed: [] },
-    { lib: 'queue', allowed: ['platform'] },
+    { lib: 'queue', allowed: ['platform', 'telemetry'] },
     { lib: 'turn-stream', allowed: ['platform'] },
     { lib: 'script-sandbox', allowed: ['platform', 'scripting'] },
     {
       lib: 'adventure-store',
-      allowed: [...PURE, 'event-store', 'queue', 'platform'],
+      allowed: [...PURE, 'event-store', 'queue', 'platform', 'telemetry'],
     },
     { lib: 'accounts', allowed: ['adventure', 'event-store', 'llm', 'platform'] },
     {

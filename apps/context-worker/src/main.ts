@@ -1,3 +1,4 @@
+import './tracing';
 import 'reflect-metadata';
 import { migrateDatabase } from '@chronicle/event-store';
 import { runProcess } from '@chronicle/platform';

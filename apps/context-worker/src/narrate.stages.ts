@@ -24,6 +24,7 @@ import type { ModelClient } from '@chronicle/llm';
 import { MemoryRetrievalService, type RetrievalResult } from '@chronicle/memory-store';
 import { parseReply } from '@chronicle/narrative';
 import type { AppConfig } from '@chronicle/platform';
+import { inSpan } from '@chronicle/telemetry';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import type { FinishedNarration } from './finished-narration.store';
 import { MODEL_CLIENT, NarratorLabel } from './model-client.provider';
@@ -104,14 +105,20 @@ export class NarrateStages {
   async prompt(draft: DraftAt<never>): Promise<Prompted> {
     const { state, input } = draft;
     const resetting = this.stream.claim(input.turnId, input.fence, input.attempt > 1);
-    const prompting = this.memories.retrieve(state).then(async (memories) => ({
-      memories,
-      built: await buildTurnContext(this.adventures, state, {
+    const prompting = inSpan('prompt build', {}, async (span) => {
+      const memories = await this.memories.retrieve(state);
+      const built = await buildTurnContext(this.adventures, state, {
         defaultModel: this.config.modelName,
         memories,
         passages: memories?.passages ?? null,
-      }),
-    }));
+      });
+      span.set({
+        'chronicle.prompt.tokens': built.report.tokens.total,
+        'chronicle.prompt.budget': built.report.tokens.budget,
+        'chronicle.memories': memories?.used.length ?? 0,
+      });
+      return { memories, built };
+    });
     const [, { memories, built }] = await Promise.all([resetting, prompting]);
     const scriptBase = await this.scripts.base(state);
     return { ...draft, memories, built, scriptBase };
@@ -136,14 +143,28 @@ export class NarrateStages {
    */
   async reply(draft: Contexted): Promise<Replied> {
     const { input, state, signal, fence } = draft;
-    const streamed = await streamReply(
-      { model: this.model, stream: this.stream, logger: this.logger },
-      state.settings,
-      draft.built,
-      { adventureId: input.adventureId, turnId: input.turnId, token: input.fence },
-      signal,
-      fence,
-    );
+    // Named and noted as OpenTelemetry's conventions for generative AI name a model call.
+    const requested = { 'gen_ai.request.model': draft.built.report.settings.model };
+    const streamed = await inSpan('model call', requested, async (span) => {
+      const answer = await streamReply(
+        { model: this.model, stream: this.stream, logger: this.logger },
+        state.settings,
+        draft.built,
+        { adventureId: input.adventureId, turnId: input.turnId, token: input.fence },
+        signal,
+        fence,
+      );
+      const { usage, model, finishReason } = answer.done;
+      span.set({
+        'gen_ai.response.model': model,
+        'gen_ai.response.finish_reasons': [finishReason],
+        'gen_ai.usage.input_tokens': usage.promptTokens,
+        'gen_ai.usage.output_tokens': usage.completionTokens,
+        'chronicle.usage.cached_tokens': usage.cachedTokens,
+        'chronicle.narrator': this.label.narrator,
+      });
+      return answer;
+    });
     return { ...draft, streamed, prose: parseReply(streamed.reply).narration };
   }
 

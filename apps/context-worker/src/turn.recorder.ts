@@ -15,6 +15,7 @@ import {
 } from '@chronicle/adventure';
 import { AdventureCommandHandler, deterministicEventId } from '@chronicle/adventure-store';
 import { asDependencyUnavailable, describeError } from '@chronicle/platform';
+import { inSpan } from '@chronicle/telemetry';
 import { TurnStreamPublisher } from '@chronicle/turn-stream';
 import { FinishedNarrationStore, type FinishedNarration } from './finished-narration.store';
 import { NarratorLabel } from './model-client.provider';
@@ -124,18 +125,20 @@ export class TurnRecorder {
       // ends the stream.
       handled.duplicate
         ? undefined
-        : this.stream.publishDone(
-            turnId,
-            token,
-            finished.prose,
-            {
-              action: { id: actionId, text: narrationText, type: 'ai' },
+        : inSpan('stream done', { 'chronicle.turn_id': turnId }, () =>
+            this.stream.publishDone(
               turnId,
-              version,
-              narrator,
-              model,
-            },
-            scriptStreamFrames(handled.events, handled.state.scripts),
+              token,
+              finished.prose,
+              {
+                action: { id: actionId, text: narrationText, type: 'ai' },
+                turnId,
+                version,
+                narrator,
+                model,
+              },
+              scriptStreamFrames(handled.events, handled.state.scripts),
+            ),
           ),
       // Only a narration this run found kept is forgotten: a turn whose run found none has
       // nothing there (one kept by another attempt meanwhile is of a turn no longer in flight

@@ -36,6 +36,7 @@ import {
 import { LruCache } from '@chronicle/platform';
 import { ActionTextCache } from './action-text.cache';
 import { outboxRow } from '@chronicle/queue';
+import { inSpan } from '@chronicle/telemetry';
 import { decideCommand, type Command } from './adventure.decide';
 import { jobsAfter, type JobOrigin } from './adventure.jobs';
 import { decodeSnapshot, encodeSnapshot } from './snapshot.codec';
@@ -314,11 +315,17 @@ export class AdventureCommandHandler {
       const recorded = recordedAfter(loaded, events);
       const state = projectFrom(loaded, recorded);
       try {
-        const result = await this.eventStore.appendToStream(streamId, newEvents, {
-          expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
-          outbox: jobsAfter(events, state, jobOrigin(metadata)).map(outboxRow),
-          readModels: readModelsAfter(events, state),
-        });
+        // The append's span: the jobs' rows are made inside it, so their traceparent names it.
+        const result = await inSpan(
+          `append ${command.type}`,
+          { 'chronicle.adventure_id': adventureId, 'chronicle.events': newEvents.length },
+          () =>
+            this.eventStore.appendToStream(streamId, newEvents, {
+              expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
+              outbox: jobsAfter(events, state, jobOrigin(metadata)).map(outboxRow),
+              readModels: readModelsAfter(events, state),
+            }),
+        );
         if (result.duplicate) return await this.duplicateOf(adventureId, resendOf);
         const id = state.id ?? adventureId;
         this.remember(id, state);

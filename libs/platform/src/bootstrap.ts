@@ -1,4 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
+import { stopTracing } from '@chronicle/telemetry';
 import { ConfigError, loadConfig, type AppConfig } from './config';
 import { JsonLogger } from './logger';
 import { ensureServices, ServiceUnavailableError } from './preflight';
@@ -92,6 +93,8 @@ function installShutdown(
     deadline.unref();
     app
       .close()
+      // The last spans (this stop's included) reach the collector before the exit.
+      .then(() => stopTracing())
       .then(() => {
         logger.event('info', 'stopped');
         process.exit(0);

@@ -43,6 +43,16 @@ describe('configuration', () => {
     expect(config.memoryModelBaseUrl).toBeUndefined();
   });
 
+  it('given an OTLP endpoint that is not an http(s) URL, when the config is loaded, then it is refused by name', () => {
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT/,
+    );
+    expect(loadConfig({}).otlpEndpoint).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).otlpEndpoint).toBe(
+      'http://collector:4318',
+    );
+  });
+
   // One list of variables, two documents that must name every one of them.
   it.each(CONFIG_VARIABLES.map((spec) => spec.name))(
     '%s is in the README table and in docker-compose.yml',

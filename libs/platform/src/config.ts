@@ -26,6 +26,8 @@ export interface AppConfig {
   /** A worker's /metrics port; undefined: its app's default (see libs/metrics). */
   metricsPort: number | undefined;
   logLevel: LogLevel;
+  /** Where traces go (OTLP/HTTP); undefined: tracing is off (see libs/telemetry). */
+  otlpEndpoint: string | undefined;
   modelBaseUrl: string;
   modelApiKey: string | undefined;
   modelName: string;
@@ -247,6 +249,13 @@ export const CONFIG_VARIABLES = [
       throw new InvalidValue(`must be one of ${LOG_LEVELS.join(', ')}`);
     return raw as LogLevel;
   }),
+  v(
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    'otlpEndpoint',
+    '',
+    "An OpenTelemetry collector's OTLP/HTTP endpoint (`http://collector:4318`): each process sends its traces to `<endpoint>/v1/traces`, one trace per turn across the API and the worker, and its log lines carry `trace_id` and `span_id`. Empty: no tracing (nothing is started or sent). The exporter also reads the other standard `OTEL_EXPORTER_OTLP_*` variables (headers, certificates) and the batch processor `OTEL_BSP_*`.",
+    (raw) => (raw.trim() === '' ? undefined : url('http:', 'https:')(raw.trim())),
+  ),
   v(
     'MODEL_BASE_URL',
     'modelBaseUrl',

@@ -1,11 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggerService } from '@nestjs/common';
+import { currentTraceIds } from '@chronicle/telemetry';
 import type { LogLevel } from './config';
 
 // Structured JSON logs, one object a line. The correlation fields of the
 // request or job being served (requestId, adventureId, turnId, jobId, attempt)
 // travel in AsyncLocalStorage, so code deep inside a use case logs with them
-// without threading them through every call.
+// without threading them through every call. With tracing on, a line written inside a span
+// carries its trace_id and span_id too, so the log and the trace of a turn find each other.
 
 export interface LogFields {
   requestId?: string;
@@ -90,6 +92,7 @@ export class JsonLogger implements LoggerService {
       app: this.app,
       msg,
       ...currentLogContext(),
+      ...currentTraceIds(),
       ...fields,
     };
     this.write(`${JSON.stringify(line)}\n`);

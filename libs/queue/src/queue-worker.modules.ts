@@ -12,6 +12,7 @@ import {
   workerConnectionOptions,
   type RedisClient,
 } from '@chronicle/platform';
+import { queueTelemetry } from '@chronicle/telemetry';
 import type { QueueName } from './queue.registry';
 
 /**
@@ -51,8 +52,13 @@ export function queueWorkerModules(
   return [
     BullModule.forRoot({ connection }),
     // Registering the queue brings in @nestjs/bullmq's explorer, which builds the worker with
-    // the queue's options: its hash-tagged prefix (see queueKeyPrefix).
-    BullModule.registerQueue({ name: queue, prefix: queueKeyPrefix(config.prefix, queue) }),
+    // the queue's options: its hash-tagged prefix (see queueKeyPrefix), and BullMQ's telemetry,
+    // whose `process` span continues the trace the job was added in.
+    BullModule.registerQueue({
+      name: queue,
+      prefix: queueKeyPrefix(config.prefix, queue),
+      telemetry: queueTelemetry(),
+    }),
     { module: WorkerConnectionModule },
   ];
 }

@@ -12,6 +12,7 @@ import {
   type RedisClient,
   type RedisSettings,
 } from '@chronicle/platform';
+import { queueTelemetry, withTraceparent } from '@chronicle/telemetry';
 import {
   ALL_QUEUES,
   type JobName,
@@ -85,12 +86,18 @@ export class QueueProducer {
     return { jobId: job.id };
   }
 
-  /** Enqueues a committed outbox row (what the event store's relay is given to call). */
+  /**
+   * Enqueues a committed outbox row (what the event store's relay is given to call), in the trace
+   * of the append that wrote it (its `traceparent`, see `outboxRow`): the relay's sweeper has no
+   * context of its own, and BullMQ's telemetry carries this one on to the worker.
+   */
   enqueueOutbox(message: { jobName: string; payload: unknown; jobId: string }): Promise<unknown> {
-    if (!isJobName(message.jobName)) {
-      throw new Error(`outbox row names unknown job "${message.jobName}"`);
+    const { jobName, payload, jobId } = message;
+    if (!isJobName(jobName)) {
+      throw new Error(`outbox row names unknown job "${jobName}"`);
     }
-    return this.enqueue(message.jobName, message.payload as never, { jobId: message.jobId });
+    const traceparent = (payload as { traceparent?: unknown } | null)?.traceparent;
+    return withTraceparent(traceparent, () => this.enqueue(jobName, payload as never, { jobId }));
   }
 
   /** Enqueues a request built elsewhere. */
@@ -110,6 +117,7 @@ export class QueueProducer {
       queue = new Queue(name, {
         connection: this.connection,
         prefix: queueKeyPrefix(this.config.prefix, name),
+        telemetry: queueTelemetry(),
       });
       queue.on('error', () => undefined);
       this.queues.set(name, queue);

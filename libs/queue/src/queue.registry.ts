@@ -2,6 +2,7 @@
 // their payloads hold and how they are retried. Producers and workers both read
 // from here, so a job cannot be enqueued on one queue and consumed on another.
 import type { JobsOptions } from 'bullmq';
+import { currentTraceparent } from '@chronicle/telemetry';
 
 export const QueueName = {
   /** Consumed by the context worker: one job per player turn. */
@@ -28,12 +29,16 @@ export interface NarrateJob {
   requestId?: string;
   /** Epoch ms the API received that request: the worker measures POST → model request from it. */
   requestedAt?: number;
+  /** The W3C trace context of the append that wrote the job, with tracing on (see `outboxRow`). */
+  traceparent?: string;
 }
 
 export interface MemoryJob {
   adventureId: string;
   /** The adventure's owner, so the worker's log lines name the user (absent on older jobs). */
   userId?: string;
+  /** The W3C trace context of the append that wrote the job, with tracing on (see `outboxRow`). */
+  traceparent?: string;
 }
 
 export interface JobPayloads {
@@ -59,6 +64,11 @@ export type JobRequest = {
  * the row enqueues exactly that job. A job without a natural id (the deduplicated memory job)
  * leaves the id to the store, which derives one from the row. The event store takes these as
  * data; it knows nothing of the registry.
+ *
+ * With tracing on, the payload carries the W3C `traceparent` of the append that wrote the row:
+ * the relay may enqueue it from another request's context or from its sweeper, and enqueues it
+ * as a continuation of that trace (`QueueProducer.enqueueOutbox`), so the worker's spans join
+ * the turn's trace.
  */
 export function outboxRow(request: JobRequest & { jobId?: string }): {
   queue: QueueName;
@@ -67,11 +77,12 @@ export function outboxRow(request: JobRequest & { jobId?: string }): {
   payload: unknown;
 } {
   const jobId = request.jobId ?? jobIdOf(request.jobName, request.payload as never);
+  const traceparent = currentTraceparent();
   return {
     queue: queueOf(request.jobName),
     jobName: request.jobName,
     ...(jobId !== undefined && { jobId: safeJobId(jobId) }),
-    payload: request.payload,
+    payload: traceparent ? { ...request.payload, traceparent } : request.payload,
   };
 }
 
