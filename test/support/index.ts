@@ -6,3 +6,4 @@ export * from './private-postgres';
 export * from './private-redis';
 export * from './private-redis-cluster';
 export * from './interposing-event-store';
+export * from './fake-otlp-collector';
