@@ -77,7 +77,7 @@ export default tseslint.config(
     { lib: 'script-sandbox', allowed: ['platform', 'scripting'] },
     {
       lib: 'adventure-store',
-      allowed: [...PURE, 'event-store', 'queue', 'platform', 'telemetry'],
+      allowed: [...PURE, 'event-store', 'queue', 'platform', 'telemetry', 'webhooks'],
     },
     { lib: 'accounts', allowed: ['adventure', 'event-store', 'llm', 'platform'] },
     {
@@ -89,8 +89,9 @@ export default tseslint.config(
     // The typed client runs in browsers and bots: it takes turn-stream's frames module by its
     // path (not the barrel, which holds Redis), and nothing else of ours.
     { lib: 'client', allowed: [] },
-    // Signing and target checks for webhooks: node and standardwebhooks only.
-    { lib: 'webhooks', allowed: [] },
+    // Registrations, signing, target checks and deliveries; the event mapping reads the
+    // adventure's event types, so adventure-store's jobsAfter can ask it.
+    { lib: 'webhooks', allowed: ['adventure', 'event-store', 'queue', 'platform'] },
   ].map(({ lib, allowed }) => ({
     files: [`libs/${lib}/src/**/*.ts`],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/testing/**'],

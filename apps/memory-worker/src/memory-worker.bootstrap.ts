@@ -4,7 +4,7 @@ import type { MicroserviceOptions } from '@nestjs/microservices';
 import { controlPlaneTransport, type AppConfig, type JsonLogger } from '@chronicle/platform';
 import { MemoryWorkerModule } from './memory-worker.module';
 
-/** The memory worker: a Nest microservice on the control-plane transport, consuming `memory`. */
+/** The memory worker: a Nest microservice on the control-plane transport, consuming `memory` and `webhooks`. */
 export async function startMemoryWorker(
   config: AppConfig,
   logger: JsonLogger,

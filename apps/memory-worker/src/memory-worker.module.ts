@@ -15,8 +15,10 @@ import {
 import { QueueName, queueWorkerModules } from '@chronicle/queue';
 import type { WorkerOptions } from 'bullmq';
 import type { RedisClient } from '@chronicle/platform';
+import { WebhooksModule } from '@chronicle/webhooks';
 import { AdventureLock } from './adventure.lock';
 import { MemoryProcessor } from './memory.processor';
+import { WebhooksProcessor } from './webhooks.processor';
 import { WORKER_CONFIG } from './worker-config.token';
 
 const LOCK_REDIS = Symbol('LOCK_REDIS');
@@ -34,6 +36,22 @@ export function memoryWorkerOptions(config: AppConfig): Partial<WorkerOptions> {
   };
 }
 
+/**
+ * Deliveries one memory worker sends at once: each mostly waits on its receiver (at most
+ * WEBHOOKS_TIMEOUT_MS), so a few dead receivers do not hold up the others.
+ */
+export const WEBHOOK_CONCURRENCY = 16;
+
+/** The webhooks queue's BullMQ options. */
+export function webhooksWorkerOptions(config: AppConfig): Partial<WorkerOptions> {
+  return {
+    autorun: false,
+    concurrency: WEBHOOK_CONCURRENCY,
+    lockDuration: Math.max(config.narrateLockMs, config.webhooksTimeoutMs * 2),
+    stalledInterval: config.narrateLockMs,
+  };
+}
+
 @Module({})
 export class MemoryWorkerModule implements OnApplicationShutdown {
   constructor(@Inject(LOCK_REDIS) private readonly lockRedis: RedisClient) {}
@@ -43,6 +61,8 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
     // this process's (two modules booted in one test process keep their own).
     class ConfiguredMemoryProcessor extends MemoryProcessor {}
     Processor(QueueName.Memory, memoryWorkerOptions(config))(ConfiguredMemoryProcessor);
+    class ConfiguredWebhooksProcessor extends WebhooksProcessor {}
+    Processor(QueueName.Webhooks, webhooksWorkerOptions(config))(ConfiguredWebhooksProcessor);
 
     return {
       module: MemoryWorkerModule,
@@ -65,10 +85,11 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
           installation: config.queuePrefix,
           app: 'memory-worker',
         }),
-        ...queueWorkerModules(
-          { redisUrl: config.redisUrl, prefix: config.queuePrefix },
+        WebhooksModule.forRoot(config),
+        ...queueWorkerModules({ redisUrl: config.redisUrl, prefix: config.queuePrefix }, [
           QueueName.Memory,
-        ),
+          QueueName.Webhooks,
+        ]),
       ],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
@@ -84,6 +105,7 @@ export class MemoryWorkerModule implements OnApplicationShutdown {
           inject: [LOCK_REDIS],
         },
         { provide: MemoryProcessor, useClass: ConfiguredMemoryProcessor },
+        { provide: WebhooksProcessor, useClass: ConfiguredWebhooksProcessor },
       ],
     };
   }

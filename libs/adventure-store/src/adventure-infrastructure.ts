@@ -13,6 +13,8 @@ export interface InfrastructureConfig {
   redisUrl: string;
   queuePrefix: string;
   narrateAttempts: number;
+  webhooksAttempts: number;
+  webhooksRetryBaseMs: number;
   snapshotEvery: number;
   outboxSweepIntervalMs: number;
 }
@@ -54,7 +56,11 @@ export function adventureInfrastructure(
     QueueModule.forRoot({
       redisUrl: config.redisUrl,
       prefix: config.queuePrefix,
-      attempts: { [JobName.NarrateTurn]: config.narrateAttempts },
+      attempts: {
+        [JobName.NarrateTurn]: config.narrateAttempts,
+        [JobName.DeliverWebhook]: config.webhooksAttempts,
+      },
+      retryBaseMs: { [JobName.DeliverWebhook]: config.webhooksRetryBaseMs },
     }),
     AdventureStoreModule.forRoot({ snapshotEvery: config.snapshotEvery, ...cache }),
   ];

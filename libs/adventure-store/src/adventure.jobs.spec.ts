@@ -63,12 +63,47 @@ describe('jobsAfter', () => {
       history.act('do', 'look');
       const narrated = history.state.inFlight?.turnId ?? '';
       const events = history.run(narrationCommand(narrated, 'n1', { memoriesUsed: ['m1'] }));
-      expect(jobsAfter(events, history.state)).toEqual(
+      const memoryJobs = jobsAfter(events, history.state).filter(
+        (job) => job.jobName === JobName.UpdateMemory,
+      );
+      expect(memoryJobs).toEqual(
         passes
           ? [{ jobName: JobName.UpdateMemory, payload: memoryPayload(history.state.ownerId) }]
           : [],
       );
     }
+  });
+
+  it("given a turn narrated or failed, then a notify job tells its owner's webhooks, by ids only", () => {
+    const history = adventure();
+    const narrated = history.act('do', 'look').turnId;
+    const narration = history.run(narrationCommand(narrated, 'n1'));
+    expect(jobsAfter(narration, history.state)).toEqual([
+      {
+        jobName: JobName.NotifyWebhooks,
+        payload: {
+          adventureId: 'a1',
+          userId: 'owner-1',
+          event: 'turn.narrated',
+          messageId: `msg_${narrated}_narrated`,
+          data: { adventureId: 'a1', turnId: narrated, actionId: 'n1' },
+        },
+      },
+    ]);
+    const failed = history.act('do', 'wait').turnId;
+    const before = history.events.length;
+    history.fail('model unreachable');
+    const failure = history.events.slice(before);
+    expect(jobsAfter(failure, history.state)).toEqual([
+      {
+        jobName: JobName.NotifyWebhooks,
+        payload: expect.objectContaining({
+          event: 'turn.failed',
+          messageId: `msg_${failed}_failed`,
+          data: { adventureId: 'a1', turnId: failed, code: expect.any(String) },
+        }),
+      },
+    ]);
   });
 
   it('given a memory the player wrote or edited, then a memory pass embeds it when the bank is on', () => {

@@ -3,6 +3,7 @@
 // The command handler writes these jobs to the outbox in the same statement as the events.
 import { turnRoleOf, type AdventureState, type DecidedEvent } from '@chronicle/adventure';
 import { JobName, type JobRequest } from '@chronicle/queue';
+import { webhookEventOf } from '@chronicle/webhooks';
 
 /** Where the decision came from, as the command's metadata says: carried to the narrate job. */
 export interface JobOrigin {
@@ -20,6 +21,9 @@ export interface JobOrigin {
  * - A narration is followed by a memory pass when the adventure keeps memories or a summary.
  * - A memory the player wrote or changed needs a vector before retrieval can rank it, so a
  *   memory pass follows when the memory bank is on. The worker's own memories never start one.
+ * - An event a webhook may be told of (`webhookEventOf`: a turn narrated or failed) is followed
+ *   by a notify job on the webhooks queue, which finds the owner's webhooks that asked for it;
+ *   written whether or not any did, since whether they did is not in the adventure's state.
  * At most one memory pass per append: the memory queue coalesces them per adventure anyway.
  */
 export function jobsAfter(
@@ -45,6 +49,13 @@ export function jobsAfter(
           ...(origin.requestId !== undefined && { requestId: origin.requestId }),
           ...(origin.requestedAt !== undefined && { requestedAt: origin.requestedAt }),
         },
+      });
+    }
+    const webhookEvent = state.ownerId !== null ? webhookEventOf(adventureId, event) : null;
+    if (webhookEvent !== null && state.ownerId !== null) {
+      jobs.push({
+        jobName: JobName.NotifyWebhooks,
+        payload: { adventureId, userId: state.ownerId, ...webhookEvent },
       });
     }
     switch (event.type) {

@@ -105,6 +105,34 @@ export interface ApiKeysTable {
   last_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
+/** An owner's webhook (libs/webhooks): the secret sealed under WEBHOOKS_SECRET_KEY. */
+export interface WebhooksTable {
+  id: string;
+  user_id: string;
+  adventure_id: string | null;
+  url: string;
+  events: string[];
+  description: Generated<string>;
+  sealed_secret: Buffer;
+  created_at: Generated<Date>;
+  deleted_at: Date | null;
+}
+
+/** One attempt of one delivery (libs/webhooks). */
+export interface WebhookDeliveriesTable {
+  webhook_id: string;
+  delivery_id: string;
+  message_id: string;
+  event_type: string;
+  attempt: number;
+  status: string;
+  response_status: number | null;
+  duration_ms: number;
+  error: string | null;
+  next_attempt_at: Date | null;
+  attempted_at: Generated<Date>;
+}
+
 /**
  * Every table the migrations create, as Kysely sees it: one schema for every repository (the
  * event store's, the accounts', the embeddings'), as there is one database.
@@ -121,6 +149,8 @@ export interface Database {
   memory_embeddings: MemoryEmbeddingsTable;
   users: UsersTable;
   api_keys: ApiKeysTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 // Statement text -> the name its connections prepare it under.

@@ -91,6 +91,13 @@ export interface AppConfig {
   modelLimitBurstSeconds: number;
   /** K: the turns of one user that narrate at once, across every worker; 0: no limit. */
   narrateMaxPerUser: number;
+  /** The key webhook secrets are sealed with (32 bytes, base64); undefined: webhooks are off. */
+  webhooksSecretKey: string | undefined;
+  /** Webhooks may be registered to and delivered at private, loopback and link-local addresses. */
+  webhooksAllowPrivateAddresses: boolean;
+  webhooksAttempts: number;
+  webhooksRetryBaseMs: number;
+  webhooksTimeoutMs: number;
 }
 
 /** Express's `trust proxy`: false, true, a hop count, or addresses/subnets of the proxies. */
@@ -610,6 +617,55 @@ export const CONFIG_VARIABLES = [
     '4',
     "Turns of one user (an adventure's owner) that narrate at once across every context worker; the others wait in line, oldest first, without spending an attempt. 0: no limit.",
     int(0, 10_000),
+  ),
+  {
+    ...v(
+      'WEBHOOKS_SECRET_KEY',
+      'webhooksSecretKey',
+      '',
+      "32 random bytes in base64 (`openssl rand -base64 32`) that seal each webhook's signing secret in the database, so a leaked dump alone cannot sign deliveries. Every API and memory worker needs the same one. Empty: webhooks are off (the routes answer 503).",
+      (raw) => {
+        const key = optional(raw);
+        if (key !== undefined && Buffer.from(key, 'base64').length !== 32) {
+          throw new InvalidValue(
+            'must be 32 bytes in base64; generate one with: openssl rand -base64 32',
+          );
+        }
+        return key;
+      },
+    ),
+    secret: true,
+  },
+  v(
+    'WEBHOOKS_ALLOW_PRIVATE_ADDRESSES',
+    'webhooksAllowPrivateAddresses',
+    'false',
+    'Let webhooks be registered to and delivered at private, loopback and link-local addresses (a receiver on the same network): true or false. Off, such a URL is refused at registration and again at every delivery, after its name is resolved.',
+    (raw) => {
+      if (raw !== 'true' && raw !== 'false') throw new InvalidValue('must be true or false');
+      return raw === 'true';
+    },
+  ),
+  v(
+    'WEBHOOKS_ATTEMPTS',
+    'webhooksAttempts',
+    '8',
+    'Attempts per webhook delivery before it is given up; the waits between them double from WEBHOOKS_RETRY_BASE_MS.',
+    int(1, 30),
+  ),
+  v(
+    'WEBHOOKS_RETRY_BASE_MS',
+    'webhooksRetryBaseMs',
+    '10000',
+    'The wait before the second attempt of a delivery; each next wait doubles (10 s, 20 s, 40 s, … with the defaults about 21 minutes in all).',
+    int(10, 3_600_000),
+  ),
+  v(
+    'WEBHOOKS_TIMEOUT_MS',
+    'webhooksTimeoutMs',
+    '10000',
+    'Longest one delivery waits for its receiver (connect, answer and body) before the attempt counts as failed.',
+    int(100, 120_000),
   ),
 ] as const satisfies readonly VariableSpec<keyof AppConfig>[];
 

@@ -1,5 +1,5 @@
 // Nest wiring for a worker app: BullMQ's root (worker connections, the installation's prefix)
-// and the one queue it consumes. The processor class, with its own options, is the app's.
+// and the queues it consumes. The processor class, with its own options, is the app's.
 import { Inject, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
 import type { DynamicModule } from '@nestjs/common';
 import { BullModule } from '@nestjs/bullmq';
@@ -41,7 +41,7 @@ class WorkerConnectionCloser implements OnApplicationShutdown {
 
 export function queueWorkerModules(
   config: { redisUrl: string; prefix: string },
-  queue: QueueName,
+  queues: QueueName | readonly QueueName[],
 ): DynamicModule[] {
   const connection = workerConnection(config.redisUrl);
   const owned = isClusterUrl(config.redisUrl) ? connection : null;
@@ -54,11 +54,13 @@ export function queueWorkerModules(
     // Registering the queue brings in @nestjs/bullmq's explorer, which builds the worker with
     // the queue's options: its hash-tagged prefix (see queueKeyPrefix), and BullMQ's telemetry,
     // whose `process` span continues the trace the job was added in.
-    BullModule.registerQueue({
-      name: queue,
-      prefix: queueKeyPrefix(config.prefix, queue),
-      telemetry: queueTelemetry(),
-    }),
+    BullModule.registerQueue(
+      ...(Array.isArray(queues) ? queues : [queues]).map((name: QueueName) => ({
+        name,
+        prefix: queueKeyPrefix(config.prefix, name),
+        telemetry: queueTelemetry(),
+      })),
+    ),
     { module: WorkerConnectionModule },
   ];
 }

@@ -35,6 +35,8 @@ export interface QueueConfig {
   prefix: string;
   /** Attempts per job name, over the registry's DEFAULT_ATTEMPTS (NARRATE_ATTEMPTS, say). */
   attempts?: Partial<Record<JobName, number>>;
+  /** The first retry's wait per job name, over DEFAULT_RETRY_BASE_MS (WEBHOOKS_RETRY_BASE_MS). */
+  retryBaseMs?: Partial<Record<JobName, number>>;
 }
 
 export interface EnqueueOptions {
@@ -72,7 +74,7 @@ export class QueueProducer {
     payload: JobPayloads[J],
     options: EnqueueOptions = {},
   ): Promise<{ jobId: string | undefined }> {
-    const opts = jobOptions(jobName, payload, this.config.attempts);
+    const opts = jobOptions(jobName, payload, this.config.attempts, this.config.retryBaseMs);
     if (options.jobId !== undefined) opts.jobId = safeJobId(options.jobId);
     const queue = this.queue(queueOf(jobName));
     // Before the first connect BullMQ waits for Redis without a bound; the race

@@ -13,11 +13,17 @@ import {
   QueueName,
   queueOf,
   safeJobId,
+  exponentialRetryMs,
 } from './queue.registry';
 
 describe('the queue registry', () => {
   it('maps every job to a known queue', () => {
-    expect(JOB_QUEUE).toEqual({ 'narrate-turn': 'narrate', 'update-memory': 'memory' });
+    expect(JOB_QUEUE).toEqual({
+      'narrate-turn': 'narrate',
+      'update-memory': 'memory',
+      'notify-webhooks': 'webhooks',
+      'deliver-webhook': 'webhooks',
+    });
     for (const job of ALL_JOBS) expect(Object.values(QueueName)).toContain(queueOf(job));
   });
 
@@ -93,8 +99,36 @@ describe('the queue registry', () => {
         assertEveryJobHandled([
           { jobName: JobName.NarrateTurn },
           { jobName: JobName.UpdateMemory },
+          { jobName: JobName.NotifyWebhooks },
+          { jobName: JobName.DeliverWebhook },
         ]),
       ).not.toThrow();
+    });
+
+    it('gives a delivery a deterministic id per webhook and message, and unjittered exponential backoff it can record', () => {
+      const payload = {
+        webhookId: 'w1',
+        event: 'turn.narrated',
+        messageId: 'msg_t1_narrated',
+        data: { adventureId: 'a1', turnId: 't1' },
+      };
+      const options = jobOptions(
+        JobName.DeliverWebhook,
+        payload,
+        { [JobName.DeliverWebhook]: 4 },
+        {
+          [JobName.DeliverWebhook]: 100,
+        },
+      );
+      expect(options).toMatchObject({
+        jobId: 'webhook-w1-msg_t1_narrated',
+        attempts: 4,
+        backoff: { type: 'exponential', delay: 100 },
+      });
+      expect([1, 2, 3].map((attempt) => exponentialRetryMs(attempt, 100))).toEqual([100, 200, 400]);
+      expect(jobIdOf(JobName.NotifyWebhooks, { ...payload, adventureId: 'a1', userId: 'u1' })).toBe(
+        'webhooks-msg_t1_narrated',
+      );
     });
 
     it('names a missing handler, a duplicate and an unknown job', () => {

@@ -9,12 +9,21 @@ export const QueueName = {
   Narrate: 'narrate',
   /** Consumed by the memory worker: coalesced per adventure, never blocks a turn. */
   Memory: 'memory',
+  /**
+   * Consumed by the memory worker: webhook deliveries, a queue of their own so a slow or dead
+   * receiver never holds a turn or a memory pass.
+   */
+  Webhooks: 'webhooks',
 } as const;
 export type QueueName = (typeof QueueName)[keyof typeof QueueName];
 
 export const JobName = {
   NarrateTurn: 'narrate-turn',
   UpdateMemory: 'update-memory',
+  /** Finds the webhooks an event concerns and enqueues one delivery for each. */
+  NotifyWebhooks: 'notify-webhooks',
+  /** One signed POST to one webhook, retried with backoff. */
+  DeliverWebhook: 'deliver-webhook',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
@@ -41,14 +50,38 @@ export interface MemoryJob {
   traceparent?: string;
 }
 
+/** A webhook event that happened (libs/webhooks' `webhookEventOf` makes one from an adventure's). */
+export interface WebhookEventJob {
+  /** e.g. `turn.narrated` */
+  event: string;
+  /** The message's id, the same for every webhook told of it and on every retry (`webhook-id`). */
+  messageId: string;
+  /** Ids only (adventureId, turnId, …): what the delivery's `data` holds. */
+  data: Record<string, string>;
+}
+
+export interface NotifyWebhooksJob extends WebhookEventJob {
+  adventureId: string;
+  /** The adventure's owner: whose webhooks are asked. */
+  userId: string;
+}
+
+export interface DeliverWebhookJob extends WebhookEventJob {
+  webhookId: string;
+}
+
 export interface JobPayloads {
   [JobName.NarrateTurn]: NarrateJob;
   [JobName.UpdateMemory]: MemoryJob;
+  [JobName.NotifyWebhooks]: NotifyWebhooksJob;
+  [JobName.DeliverWebhook]: DeliverWebhookJob;
 }
 
 export const JOB_QUEUE: { readonly [J in JobName]: QueueName } = {
   [JobName.NarrateTurn]: QueueName.Narrate,
   [JobName.UpdateMemory]: QueueName.Memory,
+  [JobName.NotifyWebhooks]: QueueName.Webhooks,
+  [JobName.DeliverWebhook]: QueueName.Webhooks,
 };
 
 export const ALL_QUEUES: readonly QueueName[] = Object.values(QueueName);
@@ -110,7 +143,29 @@ const KEEP_FAILED = { age: 7 * 24 * 3600, count: 10_000 };
 export const DEFAULT_ATTEMPTS: { readonly [J in JobName]: number } = {
   [JobName.NarrateTurn]: 3,
   [JobName.UpdateMemory]: 5,
+  [JobName.NotifyWebhooks]: 5,
+  [JobName.DeliverWebhook]: 8,
 };
+
+/**
+ * The first retry's wait per job, doubling after each attempt, unless the installation sets its
+ * own (QueueConfig.retryBaseMs, from WEBHOOKS_RETRY_BASE_MS).
+ */
+export const DEFAULT_RETRY_BASE_MS: { readonly [J in JobName]: number } = {
+  [JobName.NarrateTurn]: 2_000,
+  [JobName.UpdateMemory]: 5_000,
+  [JobName.NotifyWebhooks]: 2_000,
+  [JobName.DeliverWebhook]: 10_000,
+};
+
+/**
+ * The wait after a failed attempt of an exponential job, as BullMQ's built-in `exponential`
+ * backoff without jitter computes it (2^(attempt-1) × base): a delivery records when its next
+ * attempt will run with this.
+ */
+export function exponentialRetryMs(attemptsMade: number, baseMs: number): number {
+  return Math.round(2 ** Math.max(0, attemptsMade - 1) * baseMs);
+}
 
 /**
  * A job's id, derived here and nowhere else: deterministic, so a second enqueue of the same work
@@ -125,6 +180,16 @@ export function jobIdOf<J extends JobName>(
       return narrateJobId((payload as NarrateJob).turnId);
     case JobName.UpdateMemory:
       return undefined;
+    case JobName.NotifyWebhooks:
+      return safeJobId(
+        `webhooks-${requireId((payload as NotifyWebhooksJob).messageId, 'messageId')}`,
+      );
+    case JobName.DeliverWebhook: {
+      const { webhookId, messageId } = payload as DeliverWebhookJob;
+      return safeJobId(
+        `webhook-${requireId(webhookId, 'webhookId')}-${requireId(messageId, 'messageId')}`,
+      );
+    }
     default:
       throw new Error(`unknown job name "${String(jobName)}": add it to jobIdOf in libs/queue`);
   }
@@ -145,8 +210,10 @@ export function jobOptions<J extends JobName>(
   jobName: J,
   payload: JobPayloads[J],
   attempts: Partial<Record<JobName, number>> = {},
+  retryBaseMs: Partial<Record<JobName, number>> = {},
 ): JobsOptions {
   const tries = attempts[jobName] ?? DEFAULT_ATTEMPTS[jobName];
+  const base = retryBaseMs[jobName] ?? DEFAULT_RETRY_BASE_MS[jobName];
   switch (jobName) {
     case JobName.NarrateTurn: {
       return {
@@ -155,7 +222,7 @@ export function jobOptions<J extends JobName>(
         // 2 s, 4 s with ±50% jitter, so turns that failed together (a model
         // outage) do not all retry in the same instant; a 429 waits what the
         // provider asked instead (see `narrateBackoff`).
-        backoff: { type: NARRATE_BACKOFF, delay: 2_000, jitter: 0.5 },
+        backoff: { type: NARRATE_BACKOFF, delay: base, jitter: 0.5 },
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: KEEP_FAILED,
       };
@@ -171,11 +238,21 @@ export function jobOptions<J extends JobName>(
           keepLastIfActive: true,
         },
         attempts: tries,
-        backoff: { type: 'exponential', delay: 5_000, jitter: 0.5 },
+        backoff: { type: 'exponential', delay: base, jitter: 0.5 },
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: KEEP_FAILED,
       };
     }
+    case JobName.NotifyWebhooks:
+    case JobName.DeliverWebhook:
+      return {
+        jobId: jobIdOf(jobName, payload),
+        attempts: tries,
+        // No jitter: a delivery records when its next attempt runs (`exponentialRetryMs`).
+        backoff: { type: 'exponential', delay: base },
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      };
     default:
       throw new Error(`unknown job name "${String(jobName)}": add it to jobOptions in libs/queue`);
   }

@@ -57,6 +57,8 @@ describe('webhook targets', () => {
     ['127.0.0.1', true],
     ['::ffff:127.0.0.1', true],
     ['::ffff:10.0.0.1', true],
+    ['::ffff:7f00:1', true], // the mapped form as a URL normalises it
+    ['::7f00:1', true],
     ['100.64.0.1', true],
     ['172.31.255.255', true],
     ['fe80::1', true],

@@ -16,6 +16,7 @@ import * as createTurnsInFlight from './20261201110000-create-turns-in-flight';
 import * as eventsKeyedByStream from './20261201140000-events-keyed-by-stream';
 import * as readModelsWithTheEvents from './20261205210000-read-models-with-the-events';
 import * as createStoryPassages from './20261205220000-create-story-passages';
+import * as createWebhooks from './20261206030000-create-webhooks';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '20261201140000-events-keyed-by-stream': eventsKeyedByStream,
   '20261205210000-read-models-with-the-events': readModelsWithTheEvents,
   '20261205220000-create-story-passages': createStoryPassages,
+  '20261206030000-create-webhooks': createWebhooks,
 };

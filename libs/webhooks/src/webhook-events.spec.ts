@@ -1,0 +1,32 @@
+import type { AdventureEvent } from '@chronicle/adventure';
+import { isWebhookEventType, webhookEventOf, WEBHOOK_EVENT_TYPES } from './webhook-events';
+
+describe('webhookEventOf', () => {
+  it('given a NarrationFailed, then turn.failed with the turn and its code, one message id per turn', () => {
+    const failed = {
+      type: 'NarrationFailed',
+      data: { turnId: 't1', code: 'model_timeout', message: 'the model timed out', attempts: 3 },
+    } as AdventureEvent;
+    expect(webhookEventOf('a1', failed)).toEqual({
+      event: 'turn.failed',
+      messageId: 'msg_t1_failed',
+      data: { adventureId: 'a1', turnId: 't1', code: 'model_timeout' },
+    });
+  });
+
+  it('given an event no webhook is told of, then nothing', () => {
+    for (const event of [
+      { type: 'PlayerActed', data: { turnId: 't1' } },
+      { type: 'NarrationCancelled', data: { turnId: 't1' } },
+      { type: 'HeadMoved', data: { from: 'a', to: 'b', reason: 'undo' } },
+    ]) {
+      expect(webhookEventOf('a1', event as AdventureEvent)).toBeNull();
+    }
+  });
+
+  it('knows the event types a registration may name, and no other', () => {
+    expect(WEBHOOK_EVENT_TYPES).toEqual(['turn.narrated', 'turn.failed']);
+    expect(isWebhookEventType('turn.narrated')).toBe(true);
+    expect(isWebhookEventType('round.opened')).toBe(false);
+  });
+});

@@ -1,0 +1,44 @@
+// Which adventure events a webhook is told of, and what it is told: a pure function, the one
+// place that maps the log to webhook events (jobsAfter asks it, so a notify job is written to
+// the outbox with the event, in the same statement). A delivery carries ids only; the receiver
+// reads the rest (the narration's text, say) through the API with its own key.
+//
+// Rooms (round opened, member joined) are not mapped yet: their events are not on this branch.
+// When they land, each gets a type here and a case below, and nothing else changes.
+import type { AdventureEvent } from '@chronicle/adventure';
+
+/** Every event type a webhook may ask for. */
+export const WEBHOOK_EVENT_TYPES = ['turn.narrated', 'turn.failed'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+export function isWebhookEventType(value: unknown): value is WebhookEventType {
+  return (WEBHOOK_EVENT_TYPES as readonly unknown[]).includes(value);
+}
+
+export interface WebhookEvent {
+  event: WebhookEventType;
+  /** The same for every webhook told of it and on every retry: the receiver's idempotency key. */
+  messageId: string;
+  /** Ids and codes only, never story text or secrets. */
+  data: Record<string, string>;
+}
+
+/** The webhook event an adventure's event is, or null when webhooks are not told of it. */
+export function webhookEventOf(adventureId: string, event: AdventureEvent): WebhookEvent | null {
+  switch (event.type) {
+    case 'Narrated':
+      return {
+        event: 'turn.narrated',
+        messageId: `msg_${event.data.turnId}_narrated`,
+        data: { adventureId, turnId: event.data.turnId, actionId: event.data.action.id },
+      };
+    case 'NarrationFailed':
+      return {
+        event: 'turn.failed',
+        messageId: `msg_${event.data.turnId}_failed`,
+        data: { adventureId, turnId: event.data.turnId, code: event.data.code },
+      };
+    default:
+      return null;
+  }
+}
