@@ -26,6 +26,7 @@ import { HealthController } from './health/health.controller';
 import { ApiMetrics } from './metrics/api-metrics';
 import { MetricsController } from './metrics/metrics.controller';
 import { MemoriesModule } from './memories/memories.module';
+import { WebhookRoutesModule } from './webhooks/webhooks.module';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { ScriptsController } from './scripts/scripts.controller';
 import { ScriptsUseCase } from './scripts/scripts.use-case';
@@ -48,6 +49,7 @@ export class ApiModule {
           app: 'api',
         }),
         MemoriesModule.forRoot(config),
+        WebhookRoutesModule.forRoot(config),
         AuthModule.forRoot(config),
         ReplayModule.forRoot(config),
         ScriptSandboxModule.forRoot(config),

@@ -838,6 +838,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your webhooks (without their secrets) */
+        get: operations["WebhooksController_list"];
+        put?: never;
+        /** Register a URL to be told of your adventures (all, or one) by signed POSTs; the secret is shown once */
+        post: operations["WebhooksController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of your webhooks (without its secret) */
+        get: operations["WebhooksController_get"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook: nothing more is sent or retried to it */
+        delete: operations["WebhooksController_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's delivery attempts, newest first: status, the receiver's answer, duration, next attempt */
+        get: operations["WebhooksController_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -984,6 +1037,25 @@ export interface components {
             /** @example laptop */
             name?: string;
         };
+        CreatedWebhookView: {
+            /**
+             * Format: uuid
+             * @description null: every adventure you own.
+             */
+            adventureId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            events: ("turn.narrated" | "turn.failed")[];
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description The signing secret (Standard Webhooks, `whsec_…`): shown here once and never again. Verify each delivery with it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+            url: string;
+        };
         CreateScriptDto: {
             /** @description JavaScript, as in AI Dungeon's tab of the same name. onModelContext. */
             context?: string;
@@ -1006,6 +1078,53 @@ export interface components {
             dailyTokenBudget?: number;
             /** @example mira */
             name: string;
+        };
+        CreateWebhookDto: {
+            /**
+             * Format: uuid
+             * @description Only this adventure (yours); absent: every adventure you own, now and later.
+             */
+            adventureId?: string;
+            /** @example Discord bot */
+            description?: string;
+            /**
+             * @example [
+             *       "turn.narrated"
+             *     ]
+             */
+            events: ("turn.narrated" | "turn.failed")[];
+            /**
+             * @description Where deliveries are POSTed: http(s), no credentials, a public address unless the operator allows private ones.
+             * @example https://bot.example/chronicle
+             */
+            url: string;
+        };
+        DeliveryAttemptListView: {
+            /** @description Newest first, at most 100. */
+            deliveries: components["schemas"]["DeliveryAttemptView"][];
+        };
+        DeliveryAttemptView: {
+            /** @description 1 for the first attempt. */
+            attempt: number;
+            /** Format: date-time */
+            attemptedAt: string;
+            /** @description The same on every attempt of one delivery. */
+            deliveryId: string;
+            durationMs: number;
+            error: string | null;
+            /** @enum {string} */
+            event: "turn.narrated" | "turn.failed";
+            /** @description The `webhook-id` header the receiver saw: its idempotency key. */
+            messageId: string;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            /** @description The receiver's HTTP status; null: no answer. */
+            responseStatus: number | null;
+            /**
+             * @description delivered: a 2xx answer; retrying: another attempt follows at nextAttemptAt; failed: the last attempt failed; refused: the address may not be reached (never sent).
+             * @enum {string}
+             */
+            status: "delivered" | "retrying" | "failed" | "refused";
         };
         EditActionDto: {
             text: string;
@@ -1438,6 +1557,23 @@ export interface components {
             dailyTokenBudget?: number | null;
             /** @example mira */
             name?: string;
+        };
+        WebhookListView: {
+            webhooks: components["schemas"]["WebhookView"][];
+        };
+        WebhookView: {
+            /**
+             * Format: uuid
+             * @description null: every adventure you own.
+             */
+            adventureId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            description: string;
+            events: ("turn.narrated" | "turn.failed")[];
+            /** Format: uuid */
+            id: string;
+            url: string;
         };
     };
     responses: never;
@@ -2869,6 +3005,166 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    WebhooksController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookListView"];
+                };
+            };
+            /** @description Webhooks are off on this server (no WEBHOOKS_SECRET_KEY) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    WebhooksController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhookView"];
+                };
+            };
+            /** @description A bad URL (a private or loopback address included) or event list */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description adventureId is not one of your adventures */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description You have the most webhooks a user may */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Webhooks are off on this server (no WEBHOOKS_SECRET_KEY) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    WebhooksController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookView"];
+                };
+            };
+            /** @description No such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    WebhooksController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such webhook of yours */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    WebhooksController_deliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryAttemptListView"];
+                };
+            };
+            /** @description No such webhook of yours */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -6,7 +6,7 @@ import { LIMITS } from '@chronicle/adventure';
 // Postgres would choke on (not a uuid, a NUL, a megabyte) is a 400 here, never a 500 there.
 
 /** Path parameters that name something the server minted, always a UUID. */
-const UUID_PARAMS: ReadonlySet<string> = new Set(['id', 'turnId', 'userId', 'keyId']);
+const UUID_PARAMS: ReadonlySet<string> = new Set(['id', 'turnId', 'userId', 'keyId', 'webhookId']);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
