@@ -37,6 +37,11 @@ describe('who a room action is written about', () => {
     expect(actingCharacterOf(state, 'u-mira')).toEqual({ name: 'Mira', pronouns: 'she/her' });
   });
 
+  it('given a room, when a player marked away acts (which makes them active again), then still their character', () => {
+    const state = withMembers(host(), member('u-mira', { status: 'away' }));
+    expect(actingCharacterOf(state, 'u-mira')).toEqual({ name: 'Mira', pronouns: 'she/her' });
+  });
+
   it('given a room whose host has no character, when the host acts, then the persona', () => {
     const state = withMembers(host(), member('u-mira'));
     expect(actingCharacterOf(state, 'owner-1')).toEqual({ name: 'Ash', pronouns: 'they/them' });
