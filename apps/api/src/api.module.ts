@@ -3,7 +3,11 @@ import { UsageLedger } from './usage/usage-ledger.service';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { SlowStatementsInterceptor } from './http/slow-statements';
-import { adventureInfrastructure, PLAYED_PROJECTION_CACHE } from '@chronicle/adventure-store';
+import {
+  AppendAnnouncer,
+  adventureInfrastructure,
+  PLAYED_PROJECTION_CACHE,
+} from '@chronicle/adventure-store';
 import { MetricsModule } from '@chronicle/metrics';
 import { ControlPlaneModule, type AppConfig } from '@chronicle/platform';
 import { TurnStreamModule } from '@chronicle/turn-stream';
@@ -30,6 +34,8 @@ import { WebhookRoutesModule } from './webhooks/webhooks.module';
 import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { ScriptsController } from './scripts/scripts.controller';
 import { ScriptsUseCase } from './scripts/scripts.use-case';
+import { FollowRoomUseCase } from './adventures/follow-room.use-case';
+import { RoomStreamController } from './adventures/room-stream.controller';
 
 @Module({})
 export class ApiModule {
@@ -59,6 +65,7 @@ export class ApiModule {
         HealthController,
         AdventuresController,
         TurnsController,
+        RoomStreamController,
         ScriptsController,
         AdminController,
         UsageController,
@@ -74,6 +81,8 @@ export class ApiModule {
         SubmitActionUseCase,
         TurnsUseCase,
         FollowTurnUseCase,
+        FollowRoomUseCase,
+        AppendAnnouncer,
         StreamSlots,
         ContextPreviewUseCase,
         ScriptsUseCase,

@@ -1,7 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Processor } from '@nestjs/bullmq';
 import { AccountsModule, keysEqual } from '@chronicle/accounts';
-import { adventureInfrastructure, PLAYED_PROJECTION_CACHE } from '@chronicle/adventure-store';
+import {
+  AppendAnnouncer,
+  adventureInfrastructure,
+  PLAYED_PROJECTION_CACHE,
+} from '@chronicle/adventure-store';
 import { modelConfigsOf } from '@chronicle/llm';
 import { MemoryStoreModule } from '@chronicle/memory-store';
 import { meteredMemoryCalls, MetricsModule, workerMetricsServer } from '@chronicle/metrics';
@@ -82,6 +86,7 @@ export class ContextWorkerModule {
         TurnScripts,
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
         TurnReconciler,
+        AppendAnnouncer,
       ],
       exports: [NarrateTurnUseCase, TurnReconciler],
     };

@@ -114,6 +114,8 @@ export interface Handled {
 
 const CONFLICT_RETRIES = 5;
 
+export type AppendedListener = (adventureId: string, events: RecordedAdventureEvent[]) => void;
+
 /** A uuid derived from a name, for keys and ids that must be the same on every attempt. */
 export function deterministicEventId(...parts: string[]): string {
   const hash = createHash('sha1').update(parts.join('\u0000')).digest();
@@ -159,6 +161,7 @@ function foldOnto(state: AdventureState, events: readonly StoredEvent[]): Advent
 export class AdventureCommandHandler {
   private readonly cache: LruCache<string, AdventureState>;
   private readonly snapshotting = new Set<Promise<void>>();
+  private readonly appendedListeners: AppendedListener[] = [];
   private readonly texts = new ActionTextCache({
     readActionTexts: (adventureId, entries) => this.readActionTextsFromLog(adventureId, entries),
   });
@@ -331,6 +334,7 @@ export class AdventureCommandHandler {
         this.remember(id, state);
         this.rememberTexts(id, recorded);
         this.maybeSnapshot(streamId, loaded.version, state);
+        for (const listener of this.appendedListeners) listener(id, recorded);
         return { state, events: recorded, duplicate: false };
       } catch (error) {
         // Some of these ids are stored, not all: the command was appended before with other
@@ -426,6 +430,14 @@ export class AdventureCommandHandler {
       if (held) entries.push({ ...held, textVersion: event.version });
     }
     if (entries.length > 0) this.texts.remember(adventureId, entries);
+  }
+
+  /**
+   * Calls `listener` after each append this handler makes, with what it appended (the room
+   * streams' announcer, append-announcer.ts). It must not throw, nor wait: the append is done.
+   */
+  whenAppended(listener: AppendedListener): void {
+    this.appendedListeners.push(listener);
   }
 
   /** Forgets the cached projection (after a failed append of unknown outcome, say). */

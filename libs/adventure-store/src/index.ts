@@ -11,3 +11,4 @@ export * from './adventure-import';
 export * from './adventure-infrastructure';
 export * from './script-hook.input';
 export * from './turns-in-flight.repository';
+export * from './append-announcer';

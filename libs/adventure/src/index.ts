@@ -28,6 +28,7 @@ export { scriptStateAtHead } from './script.projector';
 export * from './script.notices';
 export * from './room.state';
 export * from './room.events';
+export * from './room.frames';
 export * from './room.decider';
 export type { NarrativeCorrection } from './narrative.port';
 export * from './event.validation';

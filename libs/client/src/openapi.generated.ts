@@ -701,6 +701,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/adventures/{id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Server-sent events for the room: joined, left, role-changed, character-changed, handed-over, turn-started, and each turn's player, chunk, reset, then done {roundId, actionIds} or error; resumable */
+        get: operations["RoomStreamController_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/adventures/{id}/summary": {
         parameters: {
             query?: never;
@@ -2803,6 +2820,32 @@ export interface operations {
             };
             /** @description A multipart form: send the file itself */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoomStreamController_stream: {
+        parameters: {
+            query?: {
+                /** @description Same as Last-Event-ID */
+                lastEventId?: unknown;
+            };
+            header?: {
+                /** @description Resume after this frame (its id); without it the stream starts now */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Too many streams open for this key (SSE_MAX_PER_KEY) or this server */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

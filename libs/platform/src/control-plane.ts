@@ -46,6 +46,7 @@ export const CONTROL_PATTERNS = {
   present: 'chronicle.workers.present',
   keyRevoked: 'chronicle.keys.revoked',
   userChanged: 'chronicle.users.changed',
+  adventureAppended: 'chronicle.adventures.appended',
 } as const;
 
 export type AppName = 'api' | 'context-worker' | 'memory-worker';
@@ -85,6 +86,10 @@ interface KeyRevokedSignal extends Envelope {
 }
 interface UserChangedSignal extends Envelope {
   userId: string;
+}
+interface AdventureAppendedSignal extends Envelope {
+  adventureId: string;
+  version: number;
 }
 
 export interface ControlPlaneOptions {
@@ -198,6 +203,7 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly rollCalls = new Map<string, WorkerPresence[]>();
   private readonly keyRevokedListeners: Array<(prefix: string) => void> = [];
   private readonly userChangedListeners: Array<(userId: string) => void> = [];
+  private readonly appendedListeners: Array<(adventureId: string, version: number) => void> = [];
 
   constructor(
     @Inject(CONTROL_OPTIONS) private readonly options: ControlPlaneOptions,
@@ -318,6 +324,28 @@ export class ControlPlane implements OnApplicationBootstrap, OnApplicationShutdo
     for (const listener of this.userChangedListeners) listener(signal.userId);
   }
 
+  // ---- an adventure's stream grew (the room streams' wake-up; the log holds what) ----
+
+  /**
+   * Tells every process that `adventureId`'s log reached `version`: its room-stream followers read
+   * the log after their point. A signal, not the data: one lost is made up by the followers'
+   * quiet check of the log.
+   */
+  async announceAppended(adventureId: string, version: number): Promise<void> {
+    await this.emit(CONTROL_PATTERNS.adventureAppended, { adventureId, version });
+  }
+
+  /** Calls `listener` with each append announced by any process, this one's too. */
+  whenAppended(listener: (adventureId: string, version: number) => void): void {
+    this.appendedListeners.push(listener);
+  }
+
+  onAppended(signal: AdventureAppendedSignal): void {
+    if (signal.installation !== this.options.installation) return;
+    if (typeof signal.adventureId !== 'string' || typeof signal.version !== 'number') return;
+    for (const listener of this.appendedListeners) listener(signal.adventureId, signal.version);
+  }
+
   /**
    * Publishes a signal, waiting at most SIGNAL_SEND_TIMEOUT_MS: with Redis away the client holds
    * the PUBLISH until it reconnects, and a caller (an admin's revoke, a player's cancel) must
@@ -391,6 +419,11 @@ export class ControlPlaneController {
   @EventPattern(CONTROL_PATTERNS.userChanged)
   userChanged(@Payload() signal: UserChangedSignal): void {
     this.controlPlane.onUserChanged(signal);
+  }
+
+  @EventPattern(CONTROL_PATTERNS.adventureAppended)
+  adventureAppended(@Payload() signal: AdventureAppendedSignal): void {
+    this.controlPlane.onAppended(signal);
   }
 }
 

@@ -1,0 +1,110 @@
+// What a room's stream (GET /v1/adventures/:id/stream, spec/multiplayer.md §3.4, §3.8) shows of the
+// adventure's events: ONE pure function from a recorded event to the frames it makes, so a client
+// reconnecting with Last-Event-ID is given the same frames again from the log (an event's version
+// is its frames' position) and a live follower the same ones as they are appended. The turn's own
+// frames (chunk, done, error) come from the turn's stream; `turnOf` says which events start and
+// end a turn, so the stream knows which turn's frames to interleave and when they must be in.
+
+import type { RecordedAdventureEvent } from './adventure.events';
+import type { Character, InviteRole, RoomRole } from './room.state';
+
+/** The actions a turn answers: one for a one-player turn (none for continue and retry). */
+export interface RoomTurnAction {
+  id: string;
+  /** The member who sent it; null in a one-player turn (the owner). */
+  actorId: string | null;
+}
+
+export type RoomFrame =
+  | {
+      event: 'joined';
+      data: { userId: string; role: InviteRole; character: Character; version: number };
+    }
+  | {
+      event: 'left';
+      data: { userId: string; reason: 'left' | 'kicked' | 'reset'; version: number };
+    }
+  | { event: 'role-changed'; data: { userId: string; role: RoomRole; version: number } }
+  | { event: 'character-changed'; data: { userId: string; character: Character; version: number } }
+  | { event: 'handed-over'; data: { from: string; to: string; version: number } }
+  | {
+      event: 'turn-started';
+      data: {
+        turnId: string;
+        roundId: string | null;
+        actions: RoomTurnAction[];
+        version: number;
+      };
+    };
+
+export type RoomFrameName = RoomFrame['event'];
+
+/** How an event bears on a turn: it starts one (with what it answers) or ends one. */
+export type TurnMark =
+  | { kind: 'starts'; turnId: string; roundId: string | null; actions: RoomTurnAction[] }
+  | { kind: 'ends'; turnId: string };
+
+/** The turn an event starts or ends, or null when it does neither. */
+export function turnOf(event: RecordedAdventureEvent): TurnMark | null {
+  switch (event.type) {
+    case 'PlayerActed': {
+      const { turnId, action } = event.data;
+      return {
+        kind: 'starts',
+        turnId,
+        roundId: null,
+        actions: action ? [{ id: action.id, actorId: null }] : [],
+      };
+    }
+    case 'RetryRequested':
+      return { kind: 'starts', turnId: event.data.turnId, roundId: null, actions: [] };
+    case 'Narrated':
+    case 'NarrationFailed':
+    case 'NarrationCancelled':
+    case 'TurnStoppedByScript':
+      return { kind: 'ends', turnId: event.data.turnId };
+    default:
+      return null;
+  }
+}
+
+/** The room frames an event makes (most make none: a story card, a memory, a script's run). */
+export function roomFramesOf(event: RecordedAdventureEvent): RoomFrame[] {
+  const version = event.version;
+  switch (event.type) {
+    case 'MemberJoined': {
+      const { userId, role, character } = event.data;
+      return [{ event: 'joined', data: { userId, role, character, version } }];
+    }
+    case 'MemberLeft':
+      return [{ event: 'left', data: { userId: event.data.userId, reason: 'left', version } }];
+    case 'MemberKicked':
+      return [{ event: 'left', data: { userId: event.data.userId, reason: 'kicked', version } }];
+    case 'RoomReset':
+      return event.data.droppedMembers.map((userId) => ({
+        event: 'left' as const,
+        data: { userId, reason: 'reset' as const, version },
+      }));
+    case 'MemberRoleChanged': {
+      const { userId, role } = event.data;
+      return [{ event: 'role-changed', data: { userId, role, version } }];
+    }
+    case 'CharacterChanged': {
+      const { userId, character } = event.data;
+      return [{ event: 'character-changed', data: { userId, character, version } }];
+    }
+    case 'RoomHandedOver':
+      return [{ event: 'handed-over', data: { ...event.data, version } }];
+    default: {
+      const mark = turnOf(event);
+      if (mark?.kind !== 'starts') return [];
+      const { turnId, roundId, actions } = mark;
+      return [{ event: 'turn-started', data: { turnId, roundId, actions, version } }];
+    }
+  }
+}
+
+/** Whether a room's stream has anything to show for these events (a follower need not look). */
+export function showsOnRoomStream(events: readonly RecordedAdventureEvent[]): boolean {
+  return events.some((event) => turnOf(event) !== null || roomFramesOf(event).length > 0);
+}
