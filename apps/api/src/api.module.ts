@@ -35,6 +35,7 @@ import { ScriptSandboxModule } from '@chronicle/script-sandbox';
 import { ScriptsController } from './scripts/scripts.controller';
 import { ScriptsUseCase } from './scripts/scripts.use-case';
 import { FollowRoomUseCase } from './adventures/follow-room.use-case';
+import { PlayerDailyCap } from './adventures/player-daily-cap';
 import { RoomStreamController } from './adventures/room-stream.controller';
 
 @Module({})
@@ -82,6 +83,7 @@ export class ApiModule {
         TurnsUseCase,
         FollowTurnUseCase,
         FollowRoomUseCase,
+        PlayerDailyCap,
         AppendAnnouncer,
         StreamSlots,
         ContextPreviewUseCase,

@@ -1,4 +1,4 @@
-import { ADVENTURE_STREAM_PREFIX, DomainError } from '@chronicle/adventure';
+import { ADVENTURE_STREAM_PREFIX, adventureStreamId, DomainError } from '@chronicle/adventure';
 import { FREE_MODELS } from '@chronicle/llm';
 import { costOf, priceOf, type ModelPriceTable } from '@chronicle/platform';
 import { sql, type Kysely } from 'kysely';
@@ -9,9 +9,11 @@ import type { Database } from '@chronicle/event-store';
 // event), summed per day, adventure, model or user and priced from the price table. Tokens are
 // stored, not prices: a changed price table re-prices the whole history on the next read.
 
-export type UsageGroupBy = 'day' | 'adventure' | 'model' | 'user';
+export type UsageGroupBy = 'day' | 'adventure' | 'model' | 'user' | 'member';
 export const USER_USAGE_GROUPS: readonly UsageGroupBy[] = ['day', 'adventure', 'model'];
 export const ADMIN_USAGE_GROUPS: readonly UsageGroupBy[] = ['day', 'adventure', 'model', 'user'];
+/** One room's ledger (GET /v1/adventures/:id/usage): by member first. */
+export const ROOM_USAGE_GROUPS: readonly UsageGroupBy[] = ['member', 'day', 'model'];
 
 export interface UsageQuery {
   /** null: every user (the operator's ledger) */
@@ -19,6 +21,8 @@ export interface UsageQuery {
   from: Date;
   to: Date;
   groupBy: UsageGroupBy;
+  /** One adventure's calls only (a room's ledger), whoever was charged. */
+  adventureId?: string;
 }
 
 export interface UsageTokens {
@@ -56,26 +60,62 @@ interface LedgerRow {
   cached: string;
 }
 
-/** The log's model calls in [from, to), by `groupBy` and model, as the ledger's rows. */
+/**
+ * The log's model calls in [from, to), by `groupBy` and model, as the ledger's rows. By member
+ * (a room's ledger), a call's tokens are split evenly among the members it answered (a call that
+ * answered none, a memory pass say, is its payer's, the host's), rounded to whole tokens per
+ * group; `calls` then counts a shared call once for each of its members.
+ */
 async function ledgerRows(db: Kysely<Database>, query: UsageQuery): Promise<LedgerRow[]> {
+  const byMember = query.groupBy === 'member';
   const key = {
     day: sql`to_char(recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')`,
     adventure: sql`substr(stream_id, ${ADVENTURE_STREAM_PREFIX.length + 1})`,
     model: sql`model`,
     user: sql`user_id`,
+    member: sql`m.member`,
   }[query.groupBy];
   const owner = query.userId === null ? sql`` : sql`AND user_id = ${query.userId}`;
+  const room =
+    query.adventureId === undefined
+      ? sql``
+      : sql`AND stream_id = ${adventureStreamId(query.adventureId)}`;
+  const members = byMember
+    ? sql`CROSS JOIN LATERAL unnest(coalesce(members, ARRAY[user_id])) AS m(member)`
+    : sql``;
+  const share = byMember ? sql`::numeric / cardinality(coalesce(members, ARRAY[user_id]))` : sql``;
   // The same calls as sumUserUsage counts for the daily budget (the model_calls read model):
   // free models (the offline narrator and embedder) are not spending.
   const result = await sql<LedgerRow>`
-    SELECT ${key} AS key, model, count(*) AS calls, sum(prompt_tokens) AS prompt,
-      sum(completion_tokens) AS completion, sum(cached_tokens) AS cached
-    FROM model_calls
-    WHERE recorded_at >= ${query.from} AND recorded_at < ${query.to} ${owner}
+    SELECT ${key} AS key, model, count(*) AS calls, round(sum(prompt_tokens${share})) AS prompt,
+      round(sum(completion_tokens${share})) AS completion, round(sum(cached_tokens${share})) AS cached
+    FROM model_calls ${members}
+    WHERE recorded_at >= ${query.from} AND recorded_at < ${query.to} ${owner} ${room}
       AND model <> ALL(${sql.val([...FREE_MODELS])}::text[])
     GROUP BY 1, model
   `.execute(db);
   return result.rows;
+}
+
+/**
+ * A member's model tokens (prompt and completion) in one room in [from, to): their even share of
+ * each paid call that answered their actions. What the per-player daily cap holds them to.
+ */
+export async function memberTokensIn(
+  db: Kysely<Database>,
+  adventureId: string,
+  memberId: string,
+  window: { from: Date; to: Date },
+): Promise<number> {
+  const result = await sql<{ tokens: string | null }>`
+    SELECT sum((prompt_tokens + completion_tokens)::numeric / cardinality(members)) AS tokens
+    FROM model_calls
+    WHERE stream_id = ${adventureStreamId(adventureId)} AND members IS NOT NULL
+      AND recorded_at >= ${window.from} AND recorded_at < ${window.to}
+      AND ${memberId} = ANY(members)
+      AND model <> ALL(${sql.val([...FREE_MODELS])}::text[])
+  `.execute(db);
+  return Math.round(Number(result.rows[0]?.tokens ?? 0));
 }
 
 function emptyTokens(): UsageTokens {

@@ -149,7 +149,7 @@ export function eventIdsFor(key: string, count: number): string[] {
  * every append to an adventure stream must write them, or the log and its read models disagree.
  */
 export function readModelsOf(events: readonly DecidedEvent[], before: AdventureState) {
-  return readModelsAfter(events, projectDecided(before, events));
+  return readModelsAfter(events, projectDecided(before, events), before);
 }
 
 /** Folds stored events onto a state nobody else holds, in place; returns it. */
@@ -326,7 +326,7 @@ export class AdventureCommandHandler {
             this.eventStore.appendToStream(streamId, newEvents, {
               expectedVersion: loaded.version === 0 ? 'no_stream' : loaded.version,
               outbox: jobsAfter(events, state, jobOrigin(metadata)).map(outboxRow),
-              readModels: readModelsAfter(events, state),
+              readModels: readModelsAfter(events, state, loaded),
             }),
         );
         if (result.duplicate) return await this.duplicateOf(adventureId, resendOf);

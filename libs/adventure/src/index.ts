@@ -29,6 +29,7 @@ export * from './script.notices';
 export * from './room.state';
 export * from './room.events';
 export * from './room.frames';
+export * from './room.payers';
 export * from './room.decider';
 export type { NarrativeCorrection } from './narrative.port';
 export * from './event.validation';

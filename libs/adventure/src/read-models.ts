@@ -8,11 +8,14 @@
 import type { DecidedEvent } from './adventure-import.decider';
 import type { AdventureState } from './adventure.state';
 import { modelCallOf, turnRoleOf, type ModelCallRecord } from './event.catalogue';
+import { membersAnsweredBy } from './room.payers';
 
 /** A paid model call, with where it sits in the batch (1 = the batch's first event). */
 export interface ModelCallRow extends ModelCallRecord {
   offset: number;
   userId: string;
+  /** In a room: the members whose actions the call answered (room.payers.ts). */
+  members?: string[];
 }
 
 export interface ReadModelRows {
@@ -36,27 +39,40 @@ export function turnInFlightAfter(
 }
 
 /**
- * The model calls the batch paid for, charged to the adventure's owner. An imported event is
- * someone else's history, not this installation's spending (jobsAfter leaves it alone too).
+ * The model calls the batch paid for, charged to the adventure's owner; in a room, each names the
+ * members whose actions it answered, by `before` (the state the batch was decided on). An
+ * imported event is someone else's history, not this installation's spending (jobsAfter leaves
+ * it alone too).
  */
 export function modelCallsIn(
   events: readonly DecidedEvent[],
   state: AdventureState,
+  before?: AdventureState,
 ): ModelCallRow[] {
   if (state.ownerId === null) return [];
   const rows: ModelCallRow[] = [];
   events.forEach((event, i) => {
     if (event.metadata?.importedFrom !== undefined) return;
     const call = modelCallOf(event);
-    if (call) rows.push({ ...call, offset: i + 1, userId: state.ownerId as string });
+    if (!call) return;
+    const row: ModelCallRow = { ...call, offset: i + 1, userId: state.ownerId as string };
+    const turnId = (event.data as { turnId?: unknown }).turnId;
+    const members =
+      before && membersAnsweredBy(before, typeof turnId === 'string' ? turnId : undefined);
+    if (members) row.members = members;
+    rows.push(row);
   });
   return rows;
 }
 
-/** Every read model's rows after `events`, which left the adventure at `state`. */
+/**
+ * Every read model's rows after `events`, which left the adventure at `state` (decided on
+ * `before`, when the caller has it: a room's model calls name their members by it).
+ */
 export function readModelsAfter(
   events: readonly DecidedEvent[],
   state: AdventureState,
+  before?: AdventureState,
 ): ReadModelRows {
   const rows: ReadModelRows = {};
   if (state.ownerId !== null && events.some((event) => event.type === 'AdventureCreated')) {
@@ -64,7 +80,7 @@ export function readModelsAfter(
   }
   const turn = turnInFlightAfter(events, state);
   if (turn !== undefined) rows.turnInFlight = turn;
-  const calls = modelCallsIn(events, state);
+  const calls = modelCallsIn(events, state, before);
   if (calls.length > 0) rows.modelCalls = calls;
   return rows;
 }

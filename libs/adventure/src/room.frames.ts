@@ -6,6 +6,7 @@
 // end a turn, so the stream knows which turn's frames to interleave and when they must be in.
 
 import type { RecordedAdventureEvent } from './adventure.events';
+import { turnRoleOf } from './event.catalogue';
 import type { Character, InviteRole, RoomRole } from './room.state';
 
 /** The actions a turn answers: one for a one-player turn (none for continue and retry). */
@@ -44,28 +45,26 @@ export type TurnMark =
   | { kind: 'starts'; turnId: string; roundId: string | null; actions: RoomTurnAction[] }
   | { kind: 'ends'; turnId: string };
 
-/** The turn an event starts or ends, or null when it does neither. */
+/**
+ * The turn an event starts or ends (the catalogue's turn role), with what a start answers; null
+ * when it does neither.
+ */
 export function turnOf(event: RecordedAdventureEvent): TurnMark | null {
-  switch (event.type) {
-    case 'PlayerActed': {
-      const { turnId, action } = event.data;
-      return {
-        kind: 'starts',
-        turnId,
-        roundId: null,
-        actions: action ? [{ id: action.id, actorId: null }] : [],
-      };
-    }
-    case 'RetryRequested':
-      return { kind: 'starts', turnId: event.data.turnId, roundId: null, actions: [] };
-    case 'Narrated':
-    case 'NarrationFailed':
-    case 'NarrationCancelled':
-    case 'TurnStoppedByScript':
-      return { kind: 'ends', turnId: event.data.turnId };
-    default:
-      return null;
+  const role = turnRoleOf(event);
+  if (!role) return null;
+  if (role.role === 'ends') return { kind: 'ends', turnId: role.turnId };
+  return { kind: 'starts', turnId: role.turnId, ...answeredBy(event) };
+}
+
+/** The round and the player actions a turn-starting event answers (none: continue, retry). */
+function answeredBy(event: RecordedAdventureEvent): {
+  roundId: string | null;
+  actions: RoomTurnAction[];
+} {
+  if (event.type === 'PlayerActed' && event.data.action) {
+    return { roundId: null, actions: [{ id: event.data.action.id, actorId: null }] };
   }
+  return { roundId: null, actions: [] };
 }
 
 /** The room frames an event makes (most make none: a story card, a memory, a script's run). */

@@ -821,6 +821,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/adventures/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One adventure's (a room's) model calls by member, day or model: a call that answered several members' actions is split evenly among them; one that answered none (a memory pass) is the host's */
+        get: operations["UsageController_roomUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/adventures/import": {
         parameters: {
             query?: never;
@@ -1986,6 +2003,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description In a room: the player's own perPlayerDailyTokens cap for today is spent */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     AdventuresController_getAction: {
@@ -2992,6 +3016,32 @@ export interface operations {
     AdventuresController_undo: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    UsageController_roomUsage: {
+        parameters: {
+            query?: {
+                /** @description Start (inclusive): 2026-12-01 (midnight UTC) or 2026-12-01T08:00:00Z. Default: 30 days before `to`. */
+                from?: unknown;
+                /** @description Default: member. */
+                groupBy?: "member" | "day" | "model";
+                /** @description End (exclusive), in the same form. Default: now. At most 366 days after `from`. */
+                to?: unknown;
+            };
             header?: never;
             path: {
                 id: string;

@@ -75,6 +75,8 @@ export interface ModelCallsTable {
   prompt_tokens: ColumnType<string, string | number, never>;
   completion_tokens: ColumnType<string, string | number, never>;
   cached_tokens: ColumnType<string, string | number, never>;
+  /** The members whose actions the call answered, in a room (split evenly); null otherwise. */
+  members: string[] | null;
 }
 
 /** Derived vectors, content-addressed by (model, text_hash); see libs/memory-store. */

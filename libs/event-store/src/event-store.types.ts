@@ -96,5 +96,7 @@ export interface ReadModelWrites {
     promptTokens: number;
     completionTokens: number;
     cachedTokens: number;
+    /** In a room: the members whose actions the call answered (model_calls.members). */
+    members?: string[];
   }[];
 }

@@ -30,6 +30,7 @@ import { FollowTurnUseCase, type SseTurnFrame } from './follow-turn.use-case';
 import { SubmitActionUseCase } from './submit-action.use-case';
 import { TurnsUseCase } from './turns.use-case';
 import { StreamSlots } from './stream-slots';
+import { PlayerDailyCap } from './player-daily-cap';
 import { CurrentUser, type RequestUser } from '../auth/request-user';
 import { StartsTurn } from '../auth/starts-turn.decorator';
 
@@ -52,6 +53,7 @@ export class TurnsController {
     private readonly turns: TurnsUseCase,
     private readonly follow: FollowTurnUseCase,
     private readonly slots: StreamSlots,
+    private readonly playerCap: PlayerDailyCap,
   ) {}
 
   @Post('actions')
@@ -66,11 +68,17 @@ export class TurnsController {
     required: false,
     description: 'A UUID; the same as the body id (either may be sent; both must agree)',
   })
-  act(
+  @ApiResponse({
+    status: 429,
+    description: "In a room: the player's own perPlayerDailyTokens cap for today is spent",
+  })
+  async act(
     @Param('id') id: string,
     @Body() body: SubmitActionDto,
     @Headers('idempotency-key') key: string | undefined,
+    @CurrentUser() user: RequestUser,
   ) {
+    await this.playerCap.assertWithin(id, user.id);
     return this.submit.act(id, { ...body, id: idempotencyKey(body.id, key) });
   }
 

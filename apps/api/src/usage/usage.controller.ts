@@ -1,6 +1,11 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { ADMIN_USAGE_GROUPS, USER_USAGE_GROUPS, parseUsageQuery } from '@chronicle/accounts';
+import {
+  ADMIN_USAGE_GROUPS,
+  ROOM_USAGE_GROUPS,
+  USER_USAGE_GROUPS,
+  parseUsageQuery,
+} from '@chronicle/accounts';
 import { CurrentUser, type RequestUser } from '../auth/request-user';
 import { UsageLedger } from './usage-ledger.service';
 import { SlowStatements } from '../http/slow-statements';
@@ -38,6 +43,29 @@ export class UsageController {
   })
   usage(@CurrentUser() user: RequestUser, @Query() params: Record<string, unknown>) {
     return this.ledger.report(parseUsageQuery(params, user.id, new Date(), USER_USAGE_GROUPS));
+  }
+
+  @Get('adventures/:id/usage')
+  @ApiOperation({
+    summary:
+      "One adventure's (a room's) model calls by member, day or model: a call that answered several members' actions is split evenly among them; one that answered none (a memory pass) is the host's",
+  })
+  @ApiQuery(FROM)
+  @ApiQuery(TO)
+  @ApiQuery({
+    name: 'groupBy',
+    required: false,
+    enum: ROOM_USAGE_GROUPS,
+    description: 'Default: member.',
+  })
+  roomUsage(@Param('id') id: string, @Query() params: Record<string, unknown>) {
+    const query = parseUsageQuery(
+      { groupBy: 'member', ...params },
+      null,
+      new Date(),
+      ROOM_USAGE_GROUPS,
+    );
+    return this.ledger.report({ ...query, adventureId: id });
   }
 
   @Get('admin/usage')

@@ -17,6 +17,7 @@ import * as eventsKeyedByStream from './20261201140000-events-keyed-by-stream';
 import * as readModelsWithTheEvents from './20261205210000-read-models-with-the-events';
 import * as createStoryPassages from './20261205220000-create-story-passages';
 import * as createWebhooks from './20261206030000-create-webhooks';
+import * as modelCallsByMember from './20261206040000-model-calls-by-member';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '20261205210000-read-models-with-the-events': readModelsWithTheEvents,
   '20261205220000-create-story-passages': createStoryPassages,
   '20261206030000-create-webhooks': createWebhooks,
+  '20261206040000-model-calls-by-member': modelCallsByMember,
 };
