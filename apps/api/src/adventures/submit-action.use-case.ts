@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  actingCharacterOf,
   formatPlayerInput,
   runsInputScripts,
   type ScriptedInput,
@@ -131,9 +132,16 @@ export class SubmitActionUseCase {
     const state = await this.adventures.get(adventureId);
     const none = { state };
     if (!runsInputScripts(state, command)) return none;
+    // In a room the hook sees the action as it is stored, about the actor's character, and
+    // who acts (info.actor). The command names its actor once room turns send one.
+    const data = command.type === 'SubmitAction' ? command.data : {};
+    const actor = actingCharacterOf(
+      state,
+      'actorId' in data && typeof data.actorId === 'string' ? data.actorId : undefined,
+    );
     let text: string | null;
     try {
-      text = formatPlayerInput(type, typed);
+      text = formatPlayerInput(type, typed, actor);
     } catch {
       return none; // the decider refuses the input with its own message
     }
@@ -151,7 +159,12 @@ export class SubmitActionUseCase {
         states: base.states,
         cards: base.cards,
         history: base.history,
-        info: { actionCount: base.actionCount, characterNames: base.characterNames },
+        info: {
+          actionCount: base.actionCount,
+          characterNames: base.characterNames,
+          ...(base.characters && { characters: base.characters }),
+          ...(actor && { actor: actor.name }),
+        },
         memory: base.memory,
         // The whole turn's budget: the worker's hooks get what this run leaves (turnBudgetLeft).
         budgetMs: limits.turnBudgetMs,
