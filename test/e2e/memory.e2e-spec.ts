@@ -1,15 +1,15 @@
-// The memory bank and the summary through the real apps: the API, the context worker and the
+// The memory bank and the chaptered summary through the real apps: the API, the context worker and the
 // memory worker as processes, the fake OpenAI server (instant) as the model. What is asserted is
 // what a provider would have received, and what a client reads back.
 import {
+  chaptersOnPath,
   project,
-  storySummary,
   memoriesOnPath,
+  type ChapterWrittenData,
   type MemoryWrittenData,
   type RecordedAdventureEvent,
-  type SummaryWrittenData,
 } from '@chronicle/adventure';
-import { MEMORY_SYSTEM_PROMPT, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
+import { CHAPTER_SYSTEM_PROMPT, MEMORY_SYSTEM_PROMPT } from '@chronicle/memory';
 import { AppSystem, isAppBuilt, type AppProcess } from '@chronicle/testing';
 import type { RecordedRequest } from '../support/fake-openai-server';
 import { ChronicleClient, ofType, type StoredEvent } from './support/chronicle.client';
@@ -28,7 +28,7 @@ let memoryWorker: AppProcess;
 /** While set, the second memory request for the harbor adventure hangs (the worker is killed then). */
 let hangHarbor = false;
 let harborMemoryRequests = 0;
-let summaries = 0;
+let chapters = 0;
 
 function lastMatch(text: string, pattern: RegExp): string {
   const all = text.match(pattern);
@@ -42,7 +42,7 @@ function userText(request: RecordedRequest): string {
 
 const systemText = (request: RecordedRequest): string => request.body?.messages?.[0]?.content ?? '';
 const isMemoryRequest = (r: RecordedRequest) => systemText(r) === MEMORY_SYSTEM_PROMPT;
-const isSummaryRequest = (r: RecordedRequest) => systemText(r) === SUMMARY_SYSTEM_PROMPT;
+const isChapterRequest = (r: RecordedRequest) => systemText(r) === CHAPTER_SYSTEM_PROMPT;
 const isNarration = (r: RecordedRequest) => r.path === CHAT && r.body?.stream === true;
 const promptOf = (r: RecordedRequest): string =>
   (r.body?.messages ?? []).map((m: { content: string }) => m.content).join('\n');
@@ -63,7 +63,7 @@ beforeAll(async () => {
       }
       return { text: `Ash walked past ${lastMatch(excerpt, /mark \d+/g)}.` };
     }
-    if (isSummaryRequest(request)) return { text: `Summary number ${++summaries}.` };
+    if (isChapterRequest(request)) return { text: `Chapter number ${++chapters}.` };
     return { text: 'The wind rises over the water.' };
   });
   client = new ChronicleClient(system.apiUrl);
@@ -85,28 +85,28 @@ const scenario = (title: string) => ({
 interface Expected {
   /** [sourceStart, sourceEnd] of every memory written so far, in order. */
   memories: Array<[number, number]>;
-  /** Every summary version so far: the depths it covers. */
-  summaries: Array<[number, number]>;
+  /** Every chapter so far: the depths it covers. */
+  chapters: Array<[number, number]>;
 }
 
 /**
  * The predecessor's memory cadence, replayed on depths when every memory job runs after its
- * turn: memories every 6 actions once the story holds 12 (at most 5 a run), then the summary
- * once 15 actions lie past its anchor, anchored on the tip.
+ * turn: memories every 6 actions once the story holds 12 (at most 5 a run), then a chapter of
+ * every 24 short actions.
  */
 function cadenceAfter(turns: number): Expected {
-  const expected: Expected = { memories: [], summaries: [] };
+  const expected: Expected = { memories: [], chapters: [] };
   let memoryCursor = -1;
-  let summaryCursor = -1;
+  let chapterCursor = -1;
   for (let turn = 1; turn <= turns; turn++) {
     const tip = 2 * turn;
     for (let run = 0; tip + 1 >= 12 && tip - memoryCursor >= 6 && run < 5; run++) {
       expected.memories.push([memoryCursor + 1, memoryCursor + 6]);
       memoryCursor += 6;
     }
-    if (tip - summaryCursor >= 15) {
-      expected.summaries.push([summaryCursor + 1, tip]);
-      summaryCursor = tip;
+    if (tip - chapterCursor >= 24) {
+      expected.chapters.push([chapterCursor + 1, chapterCursor + 24]);
+      chapterCursor += 24;
     }
   }
   return expected;
@@ -129,7 +129,7 @@ async function written(adventureId: string) {
   return {
     events,
     memories: ofType(events, 'MemoryWritten').map((e) => e.data as MemoryWrittenData),
-    summaries: ofType(events, 'SummaryWritten').map((e) => e.data as SummaryWrittenData),
+    chapters: ofType(events, 'ChapterWritten').map((e) => e.data as ChapterWrittenData),
   };
 }
 
@@ -139,10 +139,10 @@ function asRecorded(events: StoredEvent[]): RecordedAdventureEvent[] {
   );
 }
 
-describeBuilt('memory bank and summary, end to end', () => {
+describeBuilt('memory bank and chaptered summary, end to end', () => {
   let adventureId: string;
 
-  it('writes memories and summary versions at exactly the cadence actions, with the prompts of the spec', async () => {
+  it('writes memories and chapters at exactly the cadence actions, with the prompts of the spec', async () => {
     await system.explainFailure(async () => {
       adventureId = await client.createAdventure(scenario('Shore'));
       for (let turn = 1; turn <= TURNS; turn++) {
@@ -155,24 +155,24 @@ describeBuilt('memory bank and summary, end to end', () => {
           () => written(adventureId),
           (now) =>
             now.memories.length >= expected.memories.length &&
-            now.summaries.length >= expected.summaries.length,
+            now.chapters.length >= expected.chapters.length,
         );
       }
 
       const expected = cadenceAfter(TURNS);
       expect(expected.memories).toHaveLength(20);
-      expect(expected.summaries.length).toBeGreaterThanOrEqual(7);
-      const { events, memories, summaries: versions } = await written(adventureId);
+      expect(expected.chapters).toHaveLength(5);
+      const { events, memories, chapters: told } = await written(adventureId);
       expect(memories.map((m) => [m.sourceStart, m.sourceEnd])).toEqual(expected.memories);
       expect(memories.every((m) => m.createdBy === 'worker')).toBe(true);
-      expect(versions.map((s) => [s.sourceStart, s.sourceEnd])).toEqual(expected.summaries);
+      expect(told.map((c) => [c.sourceStart, c.sourceEnd])).toEqual(expected.chapters);
 
-      // Exactly one model call per memory and per summary version, no more.
+      // Exactly one model call per memory and per chapter, no more.
       const chat = system.fake.requestsTo(CHAT);
       const memoryCalls = chat.filter(isMemoryRequest);
-      const summaryCalls = chat.filter(isSummaryRequest);
+      const chapterCalls = chat.filter(isChapterRequest);
       expect(memoryCalls).toHaveLength(20);
-      expect(summaryCalls).toHaveLength(versions.length);
+      expect(chapterCalls).toHaveLength(told.length);
       memoryCalls.forEach((request, i) => {
         const [, end] = expected.memories[i];
         const user = userText(request);
@@ -188,14 +188,16 @@ describeBuilt('memory bank and summary, end to end', () => {
         expect(user).not.toMatch(new RegExp(`walk to mark ${lastPlayer + 1}\\b`));
         expect(request.body.temperature).toBe(0.3);
       });
-      summaryCalls.forEach((request, i) => {
+      chapterCalls.forEach((request, i) => {
+        // Written from the chapter's own story, which ends on its last player action.
         const user = userText(request);
-        expect(user).toContain(
-          `Current story summary:\n${i === 0 ? '(none yet)' : `Summary number ${i}.`}`,
-        );
-        expect(user).toContain('New events since the last update:\n- Ash walked past mark');
-        expect(user.endsWith('Updated summary:')).toBe(true);
-        expect(request.body.max_tokens ?? request.body.max_completion_tokens).toBe(600);
+        const lastPlayer = 12 * (i + 1);
+        expect(user).toContain('Chapter:\n');
+        expect(user).toContain(`walk to mark ${lastPlayer}`);
+        expect(user).not.toMatch(new RegExp(`walk to mark ${lastPlayer + 1}\\b`));
+        expect(user).not.toContain('Ash walked past mark');
+        expect(user.endsWith('Chapter summary:')).toBe(true);
+        expect(request.body.max_tokens ?? request.body.max_completion_tokens).toBe(300);
         expect(request.body.temperature).toBe(0.3);
       });
 
@@ -210,11 +212,11 @@ describeBuilt('memory bank and summary, end to end', () => {
         expect([request.body.input].flat().length).toBeLessThanOrEqual(32);
       }
 
-      // Later prompts carry the summary and the retrieved memories; the turn records their use
+      // Later prompts carry the chapters and the retrieved memories; the turn records their use
       // in the same append as its narration.
       const narrations = chat.filter(isNarration);
       const last = promptOf(narrations[narrations.length - 1]);
-      expect(last).toContain(`Story summary:\nSummary number ${versions.length}.`);
+      expect(last).toContain('Story summary:\nChapter number 1.\n\nChapter number 2.');
       expect(last).toMatch(/Memories:\n- Ash walked past mark \d+\./);
       const used = ofType(events, 'MemoriesUsed');
       expect(used.length).toBeGreaterThan(0);
@@ -228,8 +230,6 @@ describeBuilt('memory bank and summary, end to end', () => {
       const listed = await client.expect(200, 'GET', `/v1/adventures/${adventureId}/memories`);
       expect(listed.body.memories).toHaveLength(20);
       expect(listed.body.memories.some((m: { useCount: number }) => m.useCount > 0)).toBe(true);
-      const read = await client.expect(200, 'GET', `/v1/adventures/${adventureId}`);
-      expect(read.body.storySummary).toBe(`Summary number ${versions.length}.`);
     });
   });
 
@@ -301,13 +301,12 @@ describeBuilt('memory bank and summary, end to end', () => {
     });
   });
 
-  it('replaying the events reproduces the memories and the summary without any model request', async () => {
+  it('replaying the events reproduces the memories and the chapters without any model request', async () => {
     await system.explainFailure(async () => {
       const events = await client.events(adventureId);
       const requestsBefore = system.fake.requests.length;
       const replayed = project(asRecorded(events));
       const listed = await client.expect(200, 'GET', `/v1/adventures/${adventureId}/memories`);
-      const summary = await client.expect(200, 'GET', `/v1/adventures/${adventureId}/summary`);
       expect(
         memoriesOnPath(replayed).map(({ id, text, pinned, forgotten, useCount }) => ({
           id,
@@ -327,7 +326,17 @@ describeBuilt('memory bank and summary, end to end', () => {
           }),
         ),
       );
-      expect(storySummary(replayed)).toBe(summary.body.summary.text);
+      // The fifth chapter left the path with the undo (it may be written again by now).
+      expect(
+        chaptersOnPath(replayed)
+          .slice(0, 4)
+          .map((c) => c.text),
+      ).toEqual([
+        'Chapter number 1.',
+        'Chapter number 2.',
+        'Chapter number 3.',
+        'Chapter number 4.',
+      ]);
       expect(system.fake.requests.length).toBe(requestsBefore);
     });
   });

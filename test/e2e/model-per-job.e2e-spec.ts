@@ -1,7 +1,7 @@
 // A model per job through the real apps: narration goes to one fake OpenAI-compatible server,
 // summaries to another with a key and model of their own (SUMMARY_MODEL_*), and the cost ledger
 // counts each call under the model that answered it.
-import { SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
+import { CHAPTER_SYSTEM_PROMPT, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
 import { AppSystem, isAppBuilt } from '@chronicle/testing';
 import { startFakeOpenAiServer, type RecordedRequest } from '../support/fake-openai-server';
 import { ChronicleClient } from './support/chronicle.client';
@@ -11,7 +11,9 @@ jest.setTimeout(120_000);
 const CHAT = '/v1/chat/completions';
 const describeBuilt = isAppBuilt('memory-worker') ? describe : describe.skip;
 
-const isSummary = (r: RecordedRequest) => r.body?.messages?.[0]?.content === SUMMARY_SYSTEM_PROMPT;
+// The summary model writes the chapters and folds them into the summary.
+const isSummary = (r: RecordedRequest) =>
+  [SUMMARY_SYSTEM_PROMPT, CHAPTER_SYSTEM_PROMPT].includes(r.body?.messages?.[0]?.content);
 
 let system: AppSystem;
 let summariser: Awaited<ReturnType<typeof startFakeOpenAiServer>>;
@@ -53,8 +55,8 @@ describeBuilt('a model per job', () => {
         opening: 'You stand on the shore below the lighthouse.',
         settings: { autoSummarize: true, memoryBankEnabled: false },
       });
-      // The first summary is due once 15 actions lie past the start: 8 turns hold 16.
-      for (let turn = 1; turn <= 8; turn++) {
+      // The first chapter is due once the story holds 24 short actions: 12 turns hold 25.
+      for (let turn = 1; turn <= 12; turn++) {
         const played = await client.play(adventureId, 'do', `walk to mark ${turn}`);
         expect(played.stream.outcome).toBe('done');
       }
@@ -73,7 +75,7 @@ describeBuilt('a model per job', () => {
       expect(main.some(isSummary)).toBe(false);
       // Narrations reached the main server, under the narration's model and key.
       const narrations = main.filter((r) => r.body?.stream === true);
-      expect(narrations).toHaveLength(8);
+      expect(narrations).toHaveLength(12);
       expect(narrations.every((r) => r.body.model === 'narrator-model')).toBe(true);
       expect(narrations.every((r) => r.headers.authorization === 'Bearer test-key')).toBe(true);
 

@@ -225,7 +225,8 @@ export class NarrateStages {
         finishReason: done.finishReason,
         contextManifest: contextManifest(draft.built),
         latencyMs,
-        memoriesUsed: memories?.used.map((memory) => memory.id) ?? [],
+        // The memories the prompt held (within their share of the budget), as its report says.
+        memoriesUsed: draft.built.report.memories?.used.map((memory) => memory.id) ?? [],
         retrievalUsage,
         // The scripts' effects commit once, with Narrated: a redelivered job that reran the
         // hooks finds Narrated stored and appends none of its own.

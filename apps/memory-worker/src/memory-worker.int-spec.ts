@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { INestMicroservice } from '@nestjs/common';
-import { memoriesOnPath, storySummary } from '@chronicle/adventure';
+import { chaptersOnPath, memoriesOnPath } from '@chronicle/adventure';
 import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, buildTurnContext } from '@chronicle/adventure-store';
 import { ControlPlane, JsonLogger, loadConfig } from '@chronicle/platform';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   server = await startFakeOpenAiServer({
     instant: true,
     defaultReply: (request) => ({
-      text: /Updated summary:$/.test(request.body?.messages?.[1]?.content ?? '')
+      text: /(Updated|Chapter) summary:$/.test(request.body?.messages?.[1]?.content ?? '')
         ? 'Ash walked the shore and Mira kept the light.'
         : `Ash walked on to ${request.body?.messages?.[1]?.content?.match(/step \d+/g)?.pop()}.`,
     }),
@@ -127,28 +127,35 @@ async function adventureWith(turns: number): Promise<string> {
 }
 
 describe('the memory worker', () => {
-  it('writes the memories and the summary due, embeds them, and a second job finds nothing to do', async () => {
-    // 1 + 2 × 8 = 17 story actions: two memory blocks (actions 0–5, 6–11) and one summary.
-    const adventureId = await adventureWith(8);
+  it('writes the memories and the chapter due, embeds them, and a second job finds nothing to do', async () => {
+    // 1 + 2 × 12 = 25 story actions: four memory blocks (actions 0–5 … 18–23) and one chapter
+    // (actions 0–23).
+    const adventureId = await adventureWith(12);
 
     const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });
     const job = await finished(jobId ?? '');
     expect(job?.returnvalue).toEqual({
-      memoriesWritten: 2,
-      summaryWritten: true,
-      embedded: 2,
+      memoriesWritten: 4,
+      chaptersWritten: 1,
+      summaryWritten: false,
+      embedded: 4,
       errors: [],
     });
     const state = await adventures.get(adventureId);
     expect(memoriesOnPath(state).map((m) => [m.sourceStart, m.sourceEnd])).toEqual([
       [0, 5],
       [6, 11],
+      [12, 17],
+      [18, 23],
     ]);
-    expect(storySummary(state)).toBe('Ash walked the shore and Mira kept the light.');
-    expect(server.requestsTo(CHAT)).toHaveLength(3);
-    // The story's 17 actions and narrations for recall (story_passages), then the two memories.
-    expect(server.requestsTo(EMBED).map((r) => r.body.input.length)).toEqual([17, 2]);
+    expect(chaptersOnPath(state).map((c) => [c.sourceStart, c.sourceEnd, c.text])).toEqual([
+      [0, 23, 'Ash walked the shore and Mira kept the light.'],
+    ]);
+    expect(server.requestsTo(CHAT)).toHaveLength(5);
+    // The story's 25 actions and narrations for recall (story_passages), then the four memories.
+    expect(server.requestsTo(EMBED).map((r) => r.body.input.length)).toEqual([25, 4]);
     expect(server.requestsTo(CHAT)[0].body.messages[1].content).toMatch(/Memory:$/);
+    expect(server.requestsTo(CHAT)[4].body.messages[1].content).toMatch(/Chapter summary:$/);
 
     server.clear();
     const again = await producer.enqueue(JobName.UpdateMemory, { adventureId });
@@ -158,7 +165,7 @@ describe('the memory worker', () => {
       embedded: 0,
     });
     expect(server.requests).toHaveLength(0);
-    expect((await adventures.get(adventureId)).memory.memories).toHaveLength(2);
+    expect((await adventures.get(adventureId)).memory.memories).toHaveLength(4);
   });
 
   it('fails the attempt when a model call fails, so BullMQ retries; the cursor stays put', async () => {
@@ -197,7 +204,7 @@ describe('the memory worker', () => {
     expect(await app.get(AdventureLock).acquire(adventureId, 'later-job')).toBe(true);
   });
 
-  it("keeps a stable window's dropped actions in the summary, ahead of the seed's 15-action cadence", async () => {
+  it("keeps a stable window's dropped actions in a chapter, ahead of the chapter's size", async () => {
     // Given a stable adventure whose history holds only a few of its long actions
     const adventureId = randomUUID();
     await adventures.handle(
@@ -243,13 +250,13 @@ describe('the memory worker', () => {
       { actor: 'test' },
     );
 
-    // When the memory worker runs on 11 actions (the seed would wait for 15)
+    // When the memory worker runs on 11 actions (a chapter would wait for 24)
     const { jobId } = await producer.enqueue(JobName.UpdateMemory, { adventureId });
-    expect((await finished(jobId ?? ''))?.returnvalue).toMatchObject({ summaryWritten: true });
+    expect((await finished(jobId ?? ''))?.returnvalue).toMatchObject({ chaptersWritten: 1 });
 
-    // Then the summary covers the story to its tip, so what the window dropped is in the prompt
+    // Then a chapter tells the story to its tip, so what the window dropped is in the prompt
     const state = await adventures.get(adventureId);
-    expect(state.memory.summaries.at(-1)).toMatchObject({ sourceStart: 0, sourceEnd: 10 });
+    expect(state.memory.chapters.at(-1)).toMatchObject({ sourceStart: 0, sourceEnd: 10 });
     const after = await buildTurnContext(adventures, state, { defaultModel: 'm' });
     expect(after.story).toContain('Story summary:\nAsh walked the shore and Mira kept the light.');
     expect(after.report.history.included).toBeLessThan(after.report.history.total);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  chaptersPastSummary,
   excludedActionId,
   narrativeForTurn,
   nodeOf,
@@ -91,6 +92,7 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     // The newest summary version on the current path: one written past an undone action is
     // already out of it.
     storySummary: storySummary(state),
+    ...storyChaptersOf(state),
     // While a retry is in flight this is the state before the take being replaced.
     narrativeState: narrativeForTurn(state),
     // `state.memory` of the enabled scripts at the head, a later script winning per field: set
@@ -112,6 +114,19 @@ export function turnContextHead(state: AdventureState, options: TurnContextOptio
     // the turn draws the same.
     loreSeed: state.inFlight?.turnId ?? '',
     timedLore: timedLoreOnPath(state),
+  };
+}
+
+/** The chapters past the summary on the path, when there are any (the chaptered summary). */
+function storyChaptersOf(state: AdventureState): Pick<ContextHead, 'storyChapters'> {
+  const chapters = chaptersPastSummary(state);
+  if (chapters.length === 0) return {};
+  return {
+    storyChapters: chapters.map(({ text, sourceStart, sourceEnd }) => ({
+      text: defuseStateFences(text),
+      sourceStart,
+      sourceEnd,
+    })),
   };
 }
 

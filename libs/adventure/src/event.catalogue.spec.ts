@@ -81,6 +81,12 @@ describe('the event catalogue', () => {
         .filter(([, declaration]) => 'usage' in declaration)
         .map(([type]) => type)
         .sort(),
-    ).toEqual(['MemoryWritten', 'ModelUsageRecorded', 'Narrated', 'SummaryWritten']);
+    ).toEqual([
+      'ChapterWritten',
+      'MemoryWritten',
+      'ModelUsageRecorded',
+      'Narrated',
+      'SummaryWritten',
+    ]);
   });
 });

@@ -129,9 +129,15 @@ export const EVENT_CATALOGUE: Catalogue = {
   MemoriesUsed: { ...MEMORY, schemaVersion: 1, check: EVENT_CHECKS.MemoriesUsed },
   SummaryWritten: {
     ...MEMORY,
-    schemaVersion: 1,
+    schemaVersion: 2,
     usage: (d) => (d.usage ? record('summary', d.usage) : null),
     check: EVENT_CHECKS.SummaryWritten,
+  },
+  ChapterWritten: {
+    ...MEMORY,
+    schemaVersion: 1,
+    usage: (d) => (d.usage ? record('summary', d.usage) : null),
+    check: EVENT_CHECKS.ChapterWritten,
   },
   ScriptAdded: {
     ...SCRIPT,

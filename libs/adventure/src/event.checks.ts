@@ -415,6 +415,16 @@ export const EVENT_CHECKS = {
   SummaryWritten: (d) => {
     checkId('data.summaryId', d.summaryId);
     checkText('data.text', d.text, prose);
+    checkIdList('data.chapterIds', d.chapterIds);
+    if (d.usage !== undefined) checkUsage('data.usage', d.usage);
+  },
+  ChapterWritten: (d) => {
+    checkId('data.chapterId', d.chapterId);
+    checkId('data.anchorActionId', d.anchorActionId);
+    checkText('data.text', d.text, { ...prose, required: true });
+    checkCount('data.sourceStart', d.sourceStart);
+    checkCount('data.sourceEnd', d.sourceEnd);
+    checkIdList('data.sourceActionIds', d.sourceActionIds);
     if (d.usage !== undefined) checkUsage('data.usage', d.usage);
   },
   ...ROOM_CHECKS,

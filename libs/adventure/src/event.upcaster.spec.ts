@@ -51,6 +51,20 @@ describe('upcasting', () => {
 });
 
 describe('adventure upcasters', () => {
+  it('given a v1 SummaryWritten (before chapters), when read, then it folded no chapters', () => {
+    expect(EVENT_SCHEMA_VERSIONS.SummaryWritten).toBe(2);
+    const v1 = {
+      summaryId: 's-1',
+      text: 'Mira kept the light.',
+      anchorActionId: 'a-9',
+      sourceStart: 0,
+      sourceEnd: 9,
+      handEdited: false,
+      replacesSummaryId: null,
+    };
+    expect(upcast('SummaryWritten', 1, v1)).toEqual({ ...v1, chapterIds: [] });
+  });
+
   it("reads a v1 NarrationFailed (`error`) as today's (`message`, and the code it stands for)", () => {
     expect(EVENT_SCHEMA_VERSIONS.NarrationFailed).toBe(3);
     expect(

@@ -86,6 +86,10 @@ export const ADVENTURE_UPCAST_STEPS: UpcastSteps = {
       return { ...written, sourceActionIds: written.sourceStart == null ? [] : null };
     },
   },
+  SummaryWritten: {
+    // v1 had no chapters: every version then was written from memories, raw story or by hand.
+    1: (data) => ({ ...(data as object), chapterIds: [] }),
+  },
   AdventureCreated: {
     // v1 had no `settings.historyMode`: those adventures were narrated with the seed's sliding
     // window, and keep it so that every prompt in their log rebuilds to the same bytes.

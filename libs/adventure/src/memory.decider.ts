@@ -128,6 +128,7 @@ export function decideMemory(command: MemoryCommand, state: AdventureState): Mem
             sourceEnd: null,
             handEdited: true,
             replacesSummaryId: inPlace ? current.id : null,
+            chapterIds: [],
           },
         },
       ];

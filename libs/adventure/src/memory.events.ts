@@ -35,7 +35,32 @@ export interface SummaryWrittenData {
   handEdited: boolean;
   /** A player's edit at the current version's anchor rewrites that version in place. */
   replacesSummaryId: string | null;
+  /**
+   * The chapters this version folded in, oldest first (v2): a version written from chapters is
+   * the short summary of those that no longer fit beside the newer ones. Empty for one written
+   * from memories or raw story, or by the player; a v1 event is upcast to empty.
+   */
+  chapterIds: string[];
   /** What the model calls that wrote it cost; absent for a player's edit (and before it was recorded). */
+  usage?: ModelCallUsage;
+}
+
+/**
+ * One chapter of the story, summarised from that span's own story text (not from memories,
+ * which already dropped most of it), so a long story keeps a summary that grows with it
+ * instead of one text squeezed into a fixed length.
+ */
+export interface ChapterWrittenData {
+  chapterId: string;
+  text: string;
+  /** The span's last action. */
+  anchorActionId: string;
+  /** Depths of the span's first and last action. */
+  sourceStart: number;
+  sourceEnd: number;
+  /** The story actions it was written from, oldest first. */
+  sourceActionIds: string[];
+  /** What the model call cost; absent for the offline (extractive) summariser. */
   usage?: ModelCallUsage;
 }
 
@@ -54,6 +79,7 @@ export type MemoryForgotten = {
 export type MemoryDeleted = { type: 'MemoryDeleted'; data: { memoryId: string } };
 export type MemoriesUsed = { type: 'MemoriesUsed'; data: { turnId: string; memoryIds: string[] } };
 export type SummaryWritten = { type: 'SummaryWritten'; data: SummaryWrittenData };
+export type ChapterWritten = { type: 'ChapterWritten'; data: ChapterWrittenData };
 
 export type MemoryEvent =
   | MemoryWritten
@@ -63,6 +89,7 @@ export type MemoryEvent =
   | MemoryForgotten
   | MemoryDeleted
   | MemoriesUsed
-  | SummaryWritten;
+  | SummaryWritten
+  | ChapterWritten;
 
 export type MemoryEventType = MemoryEvent['type'];

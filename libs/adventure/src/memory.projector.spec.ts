@@ -45,6 +45,7 @@ function summary(history: AdventureHistory, id: string, from: number, to: number
       sourceEnd: to,
       handEdited: false,
       replacesSummaryId: null,
+      chapterIds: [],
     },
   });
 }

@@ -6,7 +6,7 @@
 
 import { nodeOf, type ActionNode, type AdventureState } from './adventure.state';
 import type { MemoryEvent } from './memory.events';
-import type { MemoryBankState, MemoryRecord, SummaryVersion } from './memory.state';
+import type { ChapterRecord, MemoryBankState, MemoryRecord, SummaryVersion } from './memory.state';
 
 export class MemoryProjectionError extends Error {
   constructor(
@@ -133,6 +133,7 @@ export function memoryAfter(
         sourceStart: d.sourceStart,
         sourceEnd: d.sourceEnd,
         handEdited: d.handEdited,
+        chapterIds: d.chapterIds,
         writtenAtVersion: version,
         withdrawn: false,
       };
@@ -155,6 +156,23 @@ export function memoryAfter(
         summaries,
         summaryCursor: d.handEdited ? bank.summaryCursor : d.anchorActionId,
       };
+    }
+    case 'ChapterWritten': {
+      const d = event.data;
+      if (bank.chapters.some((chapter) => chapter.id === d.chapterId)) {
+        throw new MemoryProjectionError(`chapter ${d.chapterId} already exists`, version);
+      }
+      const chapter: ChapterRecord = {
+        id: d.chapterId,
+        text: d.text,
+        anchorActionId: d.anchorActionId,
+        sourceStart: d.sourceStart,
+        sourceEnd: d.sourceEnd,
+        sourceActionIds: d.sourceActionIds,
+        writtenAtVersion: version,
+        withdrawn: false,
+      };
+      return { ...bank, chapters: [...bank.chapters, chapter] };
     }
   }
 }
@@ -232,6 +250,11 @@ export function withdrawnCovering(
     earliest = Math.min(earliest, version.sourceStart ?? earliest);
     return { ...version, withdrawn: true };
   });
+  const chapters = bank.chapters.map((chapter) => {
+    if (chapter.withdrawn || !covers(nodeAt, chapter, actionId, node.depth)) return chapter;
+    changed = true;
+    return { ...chapter, withdrawn: true };
+  });
   if (!changed) return bank;
   // Only a cursor on the edited action's line, and past the target, moves: never forwards. The
   // summaries' sources rewind the summarizer only; memories rewind both (the summary is made
@@ -248,5 +271,6 @@ export function withdrawnCovering(
     summaries,
     memoryCursor: rewind(bank.memoryCursor, earliestMemory - 1),
     summaryCursor: rewind(bank.summaryCursor, earliest - 1),
+    chapters,
   };
 }

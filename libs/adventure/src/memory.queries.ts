@@ -3,7 +3,7 @@
 // redo brings them back, without any event of their own.
 
 import { nodeOf, type AdventureState, type PathEntry } from './adventure.state';
-import type { MemoryRecord, SummaryVersion } from './memory.state';
+import type { ChapterRecord, MemoryRecord, SummaryVersion } from './memory.state';
 
 function nodeOnPath(state: AdventureState, actionId: string | null): number | null {
   if (actionId === null) return null;
@@ -104,4 +104,30 @@ export function summaryCursorDepth(state: AdventureState): number {
   if (own !== null) return own;
   const current = currentSummary(state);
   return current ? (nodeOnPath(state, current.anchorActionId) ?? -1) : -1;
+}
+
+/** The chapters valid on the path, in story order (a rewritten span's newest chapter only). */
+export function chaptersOnPath(state: AdventureState): ChapterRecord[] {
+  const bySpanStart = new Map<number, ChapterRecord>();
+  for (const chapter of state.memory.chapters) {
+    if (chapter.withdrawn || nodeOnPath(state, chapter.anchorActionId) === null) continue;
+    // Chapters on the path never overlap: one past an undo is written from the cursor's rewound
+    // depth, and the one it replaced has left the path. A tie is the newer one's.
+    const held = bySpanStart.get(chapter.sourceStart);
+    if (!held || chapter.writtenAtVersion > held.writtenAtVersion) {
+      bySpanStart.set(chapter.sourceStart, chapter);
+    }
+  }
+  return [...bySpanStart.values()].sort((a, b) => a.sourceStart - b.sourceStart);
+}
+
+/**
+ * The chapters past the current summary version, in story order: a version tells the story up
+ * to its anchor (folded from chapters, from memories, or the player's own words), so the
+ * chapters that end there or before are already in it.
+ */
+export function chaptersPastSummary(state: AdventureState): ChapterRecord[] {
+  const current = currentSummary(state);
+  const told = current ? (nodeOnPath(state, current.anchorActionId) ?? -1) : -1;
+  return chaptersOnPath(state).filter((chapter) => chapter.sourceEnd > told);
 }

@@ -34,8 +34,23 @@ export interface SummaryVersion {
   sourceStart: number | null;
   sourceEnd: number | null;
   handEdited: boolean;
+  /** The chapters it folded in (a summary of chapters); empty otherwise. */
+  chapterIds: string[];
   /** Stream version of the event that wrote (or last rewrote) it: the tie-break, newest wins. */
   writtenAtVersion: number;
+  withdrawn: boolean;
+}
+
+/** One chapter summary (see ChapterWritten). */
+export interface ChapterRecord {
+  id: string;
+  text: string;
+  anchorActionId: string;
+  sourceStart: number;
+  sourceEnd: number;
+  sourceActionIds: string[];
+  writtenAtVersion: number;
+  /** An action of its span was edited or erased since: stale, written again. */
   withdrawn: boolean;
 }
 
@@ -50,8 +65,20 @@ export interface MemoryBankState {
    */
   memoryCursor: string | null;
   summaryCursor: string | null;
+  /**
+   * Every chapter written, in writing order; which ones count depends on the path. No cursor:
+   * what is left to tell is what no chapter on the path covers, so a withdrawn chapter's span
+   * is told again without the ones after it.
+   */
+  chapters: ChapterRecord[];
 }
 
 export function emptyMemoryBank(): MemoryBankState {
-  return { memories: [], summaries: [], memoryCursor: null, summaryCursor: null };
+  return {
+    memories: [],
+    summaries: [],
+    memoryCursor: null,
+    summaryCursor: null,
+    chapters: [],
+  };
 }

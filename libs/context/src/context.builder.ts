@@ -59,6 +59,7 @@ import {
   stableStart,
   type HistoryMode,
 } from './prompt-cache';
+import { memoriesWithinBudget, summaryText } from './memory.budget';
 import { DEFAULT_ENCODING, tokenizer, type Tokenizer } from './tokenizer';
 
 /** Actions from the end of history at which the author's note goes. */
@@ -217,15 +218,16 @@ function prepare(head: ContextHead, recentActions: readonly WindowAction[]): Pre
   // is rewritten every few turns. Lore changes with the scene. The retrieved memories change on
   // most turns, and the state changes on nearly every turn. `world_lore` is added later,
   // because the history window determines which cards trigger.
-  const summaryText = head.storySummary.trim();
-  const summary = summaryText
-    ? section(tok, 'story_summary', `Story summary:\n${summaryText}`)
-    : null;
+  // The summary and the memories keep to their shares of the budget (memory.budget.ts).
+  const count = (text: string) => tok.countCached(text);
+  const budgetTokens = head.settings.contextTokenBudget;
+  const told = summaryText(head.storySummary, head.storyChapters ?? [], budgetTokens, count);
+  const summary = told ? section(tok, 'story_summary', `Story summary:\n${told}`) : null;
   // `stable` lists the retrieved memories in a fixed order (pinned first, then by id) rather than
   // by this turn's similarity: the set changes by a memory or two from turn to turn, and a fixed
   // order keeps the memories they share a byte-identical prefix of the section. The seed's
   // `sliding` keeps the retrieval's order.
-  const ranked = head.memories?.used ?? [];
+  const ranked = memoriesWithinBudget(head.memories?.used ?? [], budgetTokens, count);
   const used =
     historyModeOf(head) === 'stable'
       ? [...ranked].sort(
@@ -540,7 +542,13 @@ export function buildContext(input: ContextInput): BuiltContext {
       cards,
       ...(activated.misses.length > 0 ? { cardsNotFired: activated.misses } : {}),
       ...(activated.timedStarts.length > 0 ? { timedLore: activated.timedStarts } : {}),
-      memories: input.memories,
+      // The memories the prompt holds: those past their share of the budget are not reported used.
+      memories: input.memories && {
+        ...input.memories,
+        used: memoriesWithinBudget(input.memories.used, settings.contextTokenBudget, (text) =>
+          tok.countCached(text),
+        ),
+      },
       ...(input.passages && { passages: passageReport(input.passages, recall) }),
       history: {
         included: included.length,

@@ -2,6 +2,7 @@
 // mostly doc comments; buildContext's whole contract (its input, its sections, its report) reads
 // in one place.
 import type { Canon, NarrativeState, Rejection } from '@chronicle/narrative';
+import type { StoryChapter } from './memory.budget';
 import type { HistoryMode } from './prompt-cache';
 import type { TokenEncoding } from './tokenizer';
 
@@ -283,6 +284,11 @@ export interface ContextHead {
   canon: Canon | null;
   storyCards: StoryCard[];
   storySummary: string;
+  /**
+   * The chapters past the summary, in story order (the chaptered summary): the newest that fit
+   * the summary's share of the budget follow it in the prompt. Absent: none.
+   */
+  storyChapters?: StoryChapter[];
   narrativeState: NarrativeState | null;
   /** The scripts' `state.memory`; only string `context`, `authorsNote`, `frontMemory` count. */
   scriptMemory: Record<string, unknown> | null;

@@ -5,6 +5,7 @@ export * from './persona.render';
 export * from './story-cards.match';
 export * from './history.window';
 export * from './prompt-cache';
+export * from './memory.budget';
 export {
   AUTHORS_NOTE_DEPTH,
   CARD_BUDGET_SHARE,

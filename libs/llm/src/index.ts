@@ -36,3 +36,4 @@ export {
   type ModelSettings,
 } from './model-client.factory';
 export { FREE_MODELS } from './free-models';
+export { extractiveSummary } from './offline.extractive';

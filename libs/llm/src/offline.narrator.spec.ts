@@ -58,6 +58,8 @@ async function reply(narrator: OfflineNarrator, story: string) {
   return { events, text, done: events[events.length - 1] };
 }
 
+const CHAPTER_SYSTEM_TEXT = 'You write one chapter summary of a long interactive story.';
+
 describe('OfflineNarrator', () => {
   const narrator = new OfflineNarrator();
   const harbor = prompt({
@@ -240,6 +242,33 @@ describe('OfflineNarrator', () => {
       expect(words.length).toBeGreaterThan(50);
       expect(result.text).toContain('Aria came to the coast');
       expect(result.text).toContain('night 39');
+    });
+
+    it('given a chapter, when summarised offline, then its own most telling sentences are kept verbatim, at most 120 words', async () => {
+      const story = [
+        excerpt,
+        'The storm breaks over the harbor. Mira hides the brass key in the lantern room.',
+        ...Array.from({ length: 20 }, (_, i) => `Gulls circle the rocks at hour ${i}.`),
+      ].join('\n\n');
+      const request = {
+        system: CHAPTER_SYSTEM_TEXT,
+        user: `${cast}\n\nChapter:\n${story}\n\nChapter summary:`,
+        model: 'x',
+        temperature: 0.3,
+        maxTokens: 300,
+        purpose: 'summary' as const,
+      };
+      const result = await narrator.complete(request);
+      const words = result.text.match(/[\p{L}\p{N}]+/gu) ?? [];
+      expect(words.length).toBeLessThanOrEqual(120);
+      expect(words.length).toBeGreaterThan(20);
+      // Every sentence it keeps is the story's own, and the brass key (told twice) is kept.
+      for (const sentence of result.text.match(/[^.!?]+[.!?]/g) ?? []) {
+        expect(story).toContain(sentence.trim());
+      }
+      expect(result.text).toContain('brass key');
+      expect(result.text).not.toContain('Cast:');
+      expect(await narrator.complete(request)).toEqual(result);
     });
 
     it('takes the purpose from the request when the prompt does not show it', async () => {

@@ -11,12 +11,14 @@ import type {
   NarrationRequest,
 } from './model-client.types';
 import { chatMessages, completionPrompt } from './narration.prompt';
+import { extractiveSummary } from './offline.extractive';
 
 /** The model name every offline reply carries, so callers and logs can label it. */
 export const OFFLINE_MODEL = 'offline-narrator';
 
 const MEMORY_MAX_WORDS = 50;
 const SUMMARY_MAX_WORDS = 250;
+const CHAPTER_MAX_WORDS = 120;
 const FACT_MAX_CHARS = 300;
 const NAME_MAX_CHARS = 80;
 
@@ -357,6 +359,13 @@ function memoryText(user: string): string {
   return limitWords(sentenceCase(chosen || `${who} went on with the story.`), MEMORY_MAX_WORDS);
 }
 
+/** A chapter: its own most telling sentences, verbatim (libs/memory's chapter prompt). */
+function chapterText(user: string): string {
+  const chapter = section(user, 'Chapter:', /\n\s*Chapter summary:\s*$/);
+  const text = extractiveSummary(chapter.split(/\n{2,}/), CHAPTER_MAX_WORDS);
+  return text || limitWords(chapter, CHAPTER_MAX_WORDS);
+}
+
 function summaryText(user: string): string {
   const who = protagonist(user);
   const previous = section(
@@ -434,7 +443,9 @@ export class OfflineNarrator implements ModelClient {
             : 'other';
     const text =
       purpose === 'summary'
-        ? summaryText(req.user)
+        ? /\n\s*Chapter summary:\s*$/.test(req.user)
+          ? chapterText(req.user)
+          : summaryText(req.user)
         : purpose === 'memory'
           ? memoryText(req.user)
           : limitWords(thirdPerson(req.user, protagonist(req.user)), MEMORY_MAX_WORDS);

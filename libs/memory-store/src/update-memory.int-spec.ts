@@ -1,5 +1,7 @@
 import {
   activeMemories,
+  chaptersOnPath,
+  chaptersPastSummary,
   currentSummary,
   project,
   memoryCursorDepth,
@@ -12,7 +14,11 @@ import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler, toRecorded } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createEmbedder, createModelClient, type ModelConfig } from '@chronicle/llm';
-import { MEMORY_SYSTEM_PROMPT, SUMMARY_SYSTEM_PROMPT } from '@chronicle/memory';
+import {
+  CHAPTER_SYSTEM_PROMPT,
+  MEMORY_SYSTEM_PROMPT,
+  SUMMARY_SYSTEM_PROMPT,
+} from '@chronicle/memory';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
 import { FakeOpenAiServer, type RecordedRequest } from '../../../test/support/fake-openai-server';
 import { randomUUID } from 'node:crypto';
@@ -39,11 +45,24 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     database = await createTestDatabase();
     server = new FakeOpenAiServer({
       instant: true,
-      defaultReply: (request) => ({
-        text: /Updated summary:$/.test(request.body?.messages?.[1]?.content ?? '')
-          ? 'Ash crossed the harbor and met Mira.'
-          : `Ash did step ${request.body?.messages?.[1]?.content?.match(/step (\d+)/g)?.pop() ?? ''}.`,
-      }),
+      defaultReply: (request) => {
+        const user: string = request.body?.messages?.[1]?.content ?? '';
+        if (/Chapter summary:$/.test(user)) {
+          // A chapter of "long" steps is told at length, so a few of them outgrow the budget.
+          return {
+            text: /long step/.test(user)
+              ? 'Ash walked the long causeway past the drowned bell and the salt houses, counting every lamp. '.repeat(
+                  4,
+                )
+              : 'Ash crossed the harbor and met Mira.',
+          };
+        }
+        return {
+          text: /Updated summary:$/.test(user)
+            ? 'Ash and Mira kept the light together.'
+            : `Ash did step ${user.match(/step (\d+)/g)?.pop() ?? ''}.`,
+        };
+      },
     });
     const { baseURL } = await server.start();
     config = {
@@ -111,45 +130,58 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     return adventureId;
   }
 
-  async function turn(adventureId: string, step: number, memoriesUsed?: string[]): Promise<void> {
+  async function turn(
+    adventureId: string,
+    step: number,
+    memoriesUsed?: string[],
+    kind = '',
+  ): Promise<void> {
     const turnId = randomUUID();
     await adventures.handle(
       adventureId,
       {
         type: 'SubmitAction',
-        data: { turnId, inputType: 'do', text: `take step ${step}`, actionId: randomUUID() },
+        data: {
+          turnId,
+          inputType: 'do',
+          text: `take ${kind}step ${step}`,
+          actionId: randomUUID(),
+        },
       },
       meta,
     );
     await adventures.handle(
       adventureId,
       narrationCommand(turnId, randomUUID(), {
-        text: `Mira watches you take step ${step}.`,
+        text: `Mira watches you take ${kind}step ${step}.`,
         memoriesUsed,
       }),
       meta,
     );
   }
 
-  const chats = (requests: RecordedRequest[], purpose: 'memory' | 'summary') =>
+  const SYSTEM_PROMPTS = {
+    memory: MEMORY_SYSTEM_PROMPT,
+    summary: SUMMARY_SYSTEM_PROMPT,
+    chapter: CHAPTER_SYSTEM_PROMPT,
+  };
+  const chats = (requests: RecordedRequest[], purpose: keyof typeof SYSTEM_PROMPTS) =>
     requests.filter(
-      (r) =>
-        r.path === CHAT &&
-        r.body.messages[0].content ===
-          (purpose === 'memory' ? MEMORY_SYSTEM_PROMPT : SUMMARY_SYSTEM_PROMPT),
+      (r) => r.path === CHAT && r.body.messages[0].content === SYSTEM_PROMPTS[purpose],
     );
 
-  it('over 60 turns, writes memories and summaries at exactly the cadence, with the prompts of the spec', async () => {
+  it('over 60 turns, writes memories and chapters at exactly the cadence, with the prompts of the spec', async () => {
     const adventureId = await create();
     const memoryAt: number[] = [];
-    const summaryAt: number[] = [];
+    const chapterAt: number[] = [];
     for (let step = 1; step <= 60; step++) {
       await turn(adventureId, step);
       server.clear();
       const outcome = await useCase.execute({ adventureId });
       expect(outcome.errors).toEqual([]);
       for (let i = 0; i < chats(server.requests, 'memory').length; i++) memoryAt.push(step);
-      if (chats(server.requests, 'summary').length > 0) summaryAt.push(step);
+      for (let i = 0; i < chats(server.requests, 'chapter').length; i++) chapterAt.push(step);
+      expect(chats(server.requests, 'summary')).toHaveLength(0);
       if (step === 6) {
         const [first] = chats(server.requests, 'memory');
         expect(first.body).toMatchObject({ temperature: 0.3, max_tokens: 400 });
@@ -158,22 +190,36 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
           /^Cast:\n- Ash \(they\/them\) — the protagonist\. A tired courier\.\n- Mira — Mira keeps the light\.\n\nSetting:\nThe keeper vanished a week ago\.\n\nStory excerpt:\nYou stand on the harbor wall at dusk\.[\s\S]*\n\nMemory:$/,
         );
       }
-      if (step === 7) {
-        const [summary] = chats(server.requests, 'summary');
-        expect(summary.body).toMatchObject({ temperature: 0.3, max_tokens: 600 });
-        expect(summary.body.messages[1].content).toContain('Current story summary:\n(none yet)');
+      if (step === 12) {
+        // A chapter is written from its span's own story, not from the memories.
+        const [chapter] = chats(server.requests, 'chapter');
+        expect(chapter.body).toMatchObject({ temperature: 0.3, max_tokens: 300 });
+        const user: string = chapter.body.messages[1].content;
+        expect(user).toContain(
+          'Chapter:\nYou stand on the harbor wall at dusk.\n\n> You take step 1.',
+        );
+        expect(user).toMatch(/> You take step 12\.\n\nChapter summary:$/);
+        expect(user).not.toContain('Ash did step');
       }
     }
     // 1 + 2n actions after n turns: blocks of 6 complete at 12, 18, 24… (the first two at once),
-    // a summary once 15 actions lie past the last one's tip (tips fall on even depths after a
-    // turn, so every 8 turns after the first at turn 7).
+    // a chapter every 24 short actions (25 after turn 12, 49 after turn 24…).
     const expectedMemories = [6, 6];
     for (let step = 9; step <= 60; step += 3) expectedMemories.push(step);
     expect(memoryAt).toEqual(expectedMemories);
-    expect(summaryAt).toEqual([7, 15, 23, 31, 39, 47, 55]);
+    expect(chapterAt).toEqual([12, 24, 36, 48, 60]);
     const state = await adventures.get(adventureId);
     expect(activeMemories(state)).toHaveLength(20);
-    expect(currentSummary(state)?.text).toBe('Ash crossed the harbor and met Mira.');
+    expect(chaptersOnPath(state).map((c) => [c.sourceStart, c.sourceEnd])).toEqual([
+      [0, 23],
+      [24, 47],
+      [48, 71],
+      [72, 95],
+      [96, 119],
+    ]);
+    expect(chaptersOnPath(state)[0].sourceActionIds).toEqual(
+      state.path.slice(0, 24).map((entry) => entry.id),
+    );
     expect(await embeddings.count('fake-embed')).toBeGreaterThan(0);
 
     // A replay of the log rebuilds the same memory bank without any model request.
@@ -221,30 +267,55 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
     expect(runs.every((run) => run.errors.length === 0)).toBe(true);
   });
 
-  it('the summarizer failing leaves its anchor where it was, and the next run retries', async () => {
+  it('the summariser failing writes no chapter, and the next run writes it', async () => {
     const adventureId = await create({ memoryBankEnabled: false });
-    for (let step = 1; step <= 7; step++) await turn(adventureId, step); // 15 actions
-    // Two memories succeed, then the summary call fails.
+    for (let step = 1; step <= 12; step++) await turn(adventureId, step); // 25 actions
+    // Four memories succeed, then the chapter call fails.
     server.enqueue(
       { text: 'Ash began.' },
       { text: 'Ash went on.' },
+      { text: 'Ash went further.' },
+      { text: 'Ash kept going.' },
       { status: 500, errorMessage: 'boom' },
     );
     const failed = await useCase.execute({ adventureId });
-    expect(failed.memoriesWritten).toBe(2);
-    expect(failed.summaryWritten).toBe(false);
+    expect(failed.memoriesWritten).toBe(4);
+    expect(failed.chaptersWritten).toBe(0);
     expect(failed.errors.join()).toMatch(/summary/);
     let state = await adventures.get(adventureId);
-    expect(state.memory.summaryCursor).toBeNull();
-    expect(currentSummary(state)).toBeNull();
+    expect(chaptersOnPath(state)).toEqual([]);
     server.clear();
     const retried = await useCase.execute({ adventureId });
-    expect(retried.summaryWritten).toBe(true);
-    expect(chats(server.requests, 'summary')[0].body.messages[1].content).toContain(
-      'New events since the last update:\n- Ash began.\n- Ash went on.',
-    );
+    expect(retried.chaptersWritten).toBe(1);
     state = await adventures.get(adventureId);
-    expect(currentSummary(state)?.sourceEnd).toBe(14);
+    expect(chaptersOnPath(state).map((c) => c.sourceEnd)).toEqual([23]);
+  });
+
+  it('given chapters that outgrow the summary budget, the oldest are folded into the summary from their own text', async () => {
+    const adventureId = await create({ memoryBankEnabled: false, contextTokenBudget: 2048 });
+    for (let step = 1; step <= 48; step++) await turn(adventureId, step, undefined, 'long ');
+    server.clear();
+    const outcome = await useCase.execute({ adventureId });
+    expect(outcome.errors).toEqual([]);
+    expect(outcome.chaptersWritten).toBe(4);
+    expect(outcome.summaryWritten).toBe(true);
+    const [fold] = chats(server.requests, 'summary');
+    expect(fold.body.messages[1].content).toContain(
+      'Current story summary:\n(none yet)\n\nNew events since the last update:\nAsh walked the long causeway',
+    );
+    const state = await adventures.get(adventureId);
+    const summary = currentSummary(state)!;
+    expect(summary.text).toBe('Ash and Mira kept the light together.');
+    expect(summary.chapterIds.length).toBeGreaterThan(0);
+    expect(summary.chapterIds).toEqual(
+      chaptersOnPath(state)
+        .slice(0, summary.chapterIds.length)
+        .map((c) => c.id),
+    );
+    // The chapters left past the summary are the newest, and the newest is always among them.
+    const past = chaptersPastSummary(state);
+    expect(past.at(-1)?.sourceEnd).toBe(95);
+    expect(past[0].sourceStart).toBe(summary.sourceEnd! + 1);
   });
 
   it('retrieval ranks by cosine with pinned memories first; nothing is evicted, however many memories the path holds', async () => {
@@ -293,12 +364,12 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
       },
     );
     const adventureId = await create({}, ownerId);
-    for (let step = 1; step <= 7; step++) await turn(adventureId, step);
+    for (let step = 1; step <= 12; step++) await turn(adventureId, step);
     server.clear();
     const outcome = await metered.execute({ adventureId });
     expect(outcome.errors).toEqual([]);
     expect(outcome.memoriesWritten).toBeGreaterThan(0);
-    expect(outcome.summaryWritten).toBe(true);
+    expect(outcome.chaptersWritten).toBe(1);
 
     const stored = await new EventStoreRepository(database.db).readStream(
       `adventure-${adventureId}`,
@@ -312,11 +383,11 @@ describe('memory worker (Postgres + fake OpenAI server)', () => {
         )
         .map((e) => (e.data as { usage?: ModelCallUsage }).usage);
     const memories = usageOf('MemoryWritten');
-    const summaries = usageOf('SummaryWritten');
+    const summaries = usageOf('ChapterWritten');
     const embedded = usageOf('ModelUsageRecorded', 'embedding');
     // Every call the fake provider answered is in the log, with the model that answered it.
     expect(memories).toHaveLength(chats(server.requests, 'memory').length);
-    expect(summaries).toHaveLength(chats(server.requests, 'summary').length);
+    expect(summaries).toHaveLength(chats(server.requests, 'chapter').length);
     for (const usage of [...memories, ...summaries]) {
       expect(usage).toMatchObject({ model: 'fake-model' });
       expect(usage!.promptTokens).toBeGreaterThan(0);

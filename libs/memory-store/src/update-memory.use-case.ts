@@ -1,8 +1,8 @@
 // Kept whole past 400 lines (eslint's max-lines, which skips comments, counts fewer): a memory
 // pass's steps and the player's regenerate share the summary prompt, the usage record and the
 // spend count; split, those helpers would need a third home only these two use.
-// One memory job for one adventure: write the memories due, then the summary, embed what is
-// pending; nothing is evicted (the bank keeps every memory). What the model wrote is sent as a
+// One memory job for one adventure: write the memories due, then the chapters due and the fold
+// of the oldest into the summary, embed what is pending; nothing is evicted (the bank keeps every memory). What the model wrote is sent as a
 // command (`WriteMemory`, `WriteSummary`: see libs/memory's decider), decided against the head at append
 // time with a deterministic key, so a job killed and redelivered, or two jobs racing,
 // never write the same memory twice. A cursor moves only with a successful write: a failed model
@@ -31,16 +31,18 @@ import {
   castBrief,
   chunkByTokens,
   cleanReply,
-  lastTokensOf,
   memoryBlocks,
   memoryExcerpt,
   memoryPrompt,
-  summaryPlan,
   storyEntries,
   summaryPrompt,
+  chapterSpans,
+  foldPlan,
+  type ChapterSpan,
+  type FoldPlan,
   type MemoryBlock,
-  type SummaryPlan,
 } from '@chronicle/memory';
+import { chapterWork, foldWork, type SummaryWork } from './chapter.work';
 import { textHash, type EmbeddingRepository } from './embedding.repository';
 import { sumUsage, usageOf } from './model-usage';
 
@@ -54,6 +56,7 @@ export interface UpdateMemoryInput {
 
 export interface UpdateMemoryOutcome {
   memoriesWritten: number;
+  chaptersWritten: number;
   summaryWritten: boolean;
   embedded: number;
   /** Plain messages of the calls that failed; the work they left is redone on the next run. */
@@ -105,6 +108,7 @@ export class UpdateMemoryUseCase {
   async execute(input: UpdateMemoryInput): Promise<UpdateMemoryOutcome> {
     const outcome: UpdateMemoryOutcome = {
       memoriesWritten: 0,
+      chaptersWritten: 0,
       summaryWritten: false,
       embedded: 0,
       errors: [],
@@ -133,17 +137,25 @@ export class UpdateMemoryUseCase {
       }
     }
     if (autoSummarize) {
-      const plan = summaryPlan(state, { historyBudget: historyBudgetFloor(state) });
-      if (plan) {
-        try {
-          const written = await this.writeSummary(input.adventureId, state, plan, meta);
+      // The chaptered summary: chapters from the story's own text, then the oldest folded into
+      // the short summary once they no longer fit beside the newer ones.
+      try {
+        for (const span of chapterSpans(state, { historyBudget: historyBudgetFloor(state) })) {
+          const written = await this.writeChapter(input.adventureId, state, span, meta);
+          if (!written) break;
+          state = written;
+          outcome.chaptersWritten++;
+        }
+        const fold = foldPlan(state);
+        if (fold) {
+          const written = await this.foldChapters(input.adventureId, state, fold, meta);
           if (written) {
             state = written;
             outcome.summaryWritten = true;
           }
-        } catch (error) {
-          outcome.errors.push(`summary: ${(error as Error).message}`);
         }
+      } catch (error) {
+        outcome.errors.push(`summary: ${(error as Error).message}`);
       }
     }
     if (memoryBankEnabled) {
@@ -230,24 +242,52 @@ export class UpdateMemoryUseCase {
     return handled.state;
   }
 
-  private async writeSummary(
+  /** One chapter, from its span's own story text, with the summary model. */
+  private async writeChapter(
     adventureId: string,
     state: AdventureState,
-    plan: SummaryPlan,
+    span: ChapterSpan,
     meta: Record<string, unknown> & { actor: string },
   ): Promise<AdventureState | null> {
-    const texts = await this.adventures.readActionTexts(adventureId, plan.entries);
-    const events =
-      plan.memories.length > 0
-        ? plan.memories.map((memory) => `- ${memory}`).join('\n')
-        : lastTokensOf(texts, MEMORY_EXCERPT_TOKENS, state.settings.encoding);
-    const prompt = summaryPrompt(await this.brief(state, texts), plan.current?.text ?? '', events);
+    const texts = await this.adventures.readActionTexts(adventureId, span.entries);
+    const brief = await this.brief(state, texts);
+    const work = chapterWork(adventureId, state, span, texts, brief, historyBudgetFloor(state));
+    return this.summarise(adventureId, state, meta, work);
+  }
+
+  /** The oldest chapters folded into the summary, with the summary model. */
+  private async foldChapters(
+    adventureId: string,
+    state: AdventureState,
+    fold: FoldPlan,
+    meta: Record<string, unknown> & { actor: string },
+  ): Promise<AdventureState | null> {
+    const texts = fold.chapters.map((chapter) => chapter.text);
+    return this.summarise(
+      adventureId,
+      state,
+      meta,
+      foldWork(adventureId, fold, await this.brief(state, texts)),
+    );
+  }
+
+  /**
+   * Asks the summary model, then sends what it wrote as `command(text)`. A reply that is empty,
+   * or a command that appended nothing (another run wrote it first, or the story moved), is
+   * recorded as a call spent for nothing: null then, and an empty reply throws.
+   */
+  private async summarise(
+    adventureId: string,
+    state: AdventureState,
+    meta: Record<string, unknown> & { actor: string },
+    { prompt, maxTokens, command }: SummaryWork,
+  ): Promise<AdventureState | null> {
     const result = await this.models.summary.complete({
       ...prompt,
       model: this.modelName(state, 'summary'),
       cacheKey: state.id ?? undefined,
       temperature: BACKGROUND_TEMPERATURE,
-      maxTokens: SUMMARY_MAX_TOKENS,
+      maxTokens,
       purpose: 'summary',
     });
     const usage = usageOf(result);
@@ -256,34 +296,11 @@ export class UpdateMemoryUseCase {
       await this.recordUsage(adventureId, state, 'summary', usage, meta);
       throw new Error('the model returned an empty summary');
     }
-    const summaryId = deterministicEventId(
-      adventureId,
-      'summary',
-      plan.anchorActionId,
-      String(plan.sourceStart),
-      plan.current?.id ?? '',
-      plan.current?.text ?? '',
-    );
-    const handled = await this.adventures.handle(
-      adventureId,
-      {
-        type: 'WriteSummary',
-        key: summaryId,
-        data: {
-          summaryId,
-          text,
-          plan: {
-            anchorActionId: plan.anchorActionId,
-            sourceStart: plan.sourceStart,
-            sourceEnd: plan.sourceEnd,
-            startsFrom: plan.current?.text ?? null,
-            historyBudget: historyBudgetFloor(state),
-          },
-          usage,
-        },
-      },
-      { ...meta, model: result.model, usage: result.usage },
-    );
+    const handled = await this.adventures.handle(adventureId, command(text, usage), {
+      ...meta,
+      model: result.model,
+      usage: result.usage,
+    });
     if (handled.events.length === 0) {
       await this.recordUsage(adventureId, state, 'summary', usage, meta);
       return null;

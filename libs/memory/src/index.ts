@@ -7,3 +7,4 @@ export * from './memory-work.decider';
 export * from './recall.query';
 export * from './passage.fusion';
 export * from './story-path.index';
+export * from './chapter.plan';

@@ -146,6 +146,7 @@ describe('memory worker decider', () => {
               sourceEnd: plan.sourceEnd,
               handEdited: false,
               replacesSummaryId: null,
+              chapterIds: [],
             },
           },
         ]);
@@ -164,6 +165,7 @@ describe('memory worker decider', () => {
           sourceEnd: null,
           handEdited: true,
           replacesSummaryId: null,
+          chapterIds: [],
         },
       });
       given(history.state).when(command).then([]);
@@ -195,6 +197,7 @@ describe('memory worker decider', () => {
               ...span,
               handEdited: false,
               replacesSummaryId: null,
+              chapterIds: [],
             },
           },
         ]);

@@ -11,6 +11,7 @@ import {
   type MemoryEvent,
   type ModelCallUsage,
 } from '@chronicle/adventure';
+import { chapterSpans, foldPlan } from './chapter.plan';
 import { memoryBlocks, summaryPlan } from './memory.plan';
 
 /** Where a block or a summary update sits in the story: depths of its first and last action. */
@@ -48,14 +49,41 @@ export type WriteRegeneratedSummary = {
   data: { summaryId: string; text: string; span: StorySpan; usage?: ModelCallUsage };
 };
 
+/** The oldest chapter due (see `chapterSpans`), as the summariser wrote it. */
+export type WriteChapter = {
+  type: 'WriteChapter';
+  data: {
+    chapterId: string;
+    text: string;
+    span: StorySpan & { historyBudget?: number };
+    usage?: ModelCallUsage;
+  };
+};
+
+/** The chapters folded into the summary (see `foldPlan`), as the summariser wrote it. */
+export type FoldChapters = {
+  type: 'FoldChapters';
+  data: {
+    summaryId: string;
+    text: string;
+    chapterIds: string[];
+    /** The text of the version the fold started from; null when there was none. */
+    startsFrom: string | null;
+    usage?: ModelCallUsage;
+  };
+};
+
 // There is no eviction: the bank keeps every memory of the path (retrieval picks among them).
 // The least-recently-used capacity it had forgot old memories first, the past by design.
-export type MemoryWorkCommand = WriteMemory | WriteSummary | WriteRegeneratedSummary;
+export type MemoryWorkCommand =
+  WriteMemory | WriteSummary | WriteRegeneratedSummary | WriteChapter | FoldChapters;
 
 export const MEMORY_WORK_COMMANDS: ReadonlySet<string> = new Set<MemoryWorkCommand['type']>([
   'WriteMemory',
   'WriteSummary',
   'WriteRegeneratedSummary',
+  'WriteChapter',
+  'FoldChapters',
 ]);
 
 export function isMemoryWorkCommand(command: { type: string }): command is MemoryWorkCommand {
@@ -117,6 +145,7 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
             sourceEnd: due.sourceEnd,
             handEdited: false,
             replacesSummaryId: null,
+            chapterIds: [],
             ...(usage && { usage }),
           },
         },
@@ -135,14 +164,77 @@ export function decideMemoryWork(command: MemoryWorkCommand, state: AdventureSta
             sourceEnd: span.sourceEnd,
             handEdited: false,
             replacesSummaryId: null,
+            chapterIds: [],
             ...(usage && { usage }),
           },
         },
       ];
     }
+    case 'WriteChapter':
+    case 'FoldChapters':
+      return decideChapterWork(command, state);
     default: {
       const unknown: { type: string } = command;
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
+    }
+  }
+}
+
+/** The chaptered summary's commands: a chapter of the span due, the fold of the chapters due. */
+function decideChapterWork(
+  command: WriteChapter | FoldChapters,
+  state: AdventureState,
+): MemoryEvent[] {
+  switch (command.type) {
+    case 'WriteChapter': {
+      const { chapterId, text, span, usage } = command.data;
+      const due = chapterSpans(state, { historyBudget: span.historyBudget })[0];
+      if (!due || !sameSpan(due, span) || due.sourceEnd !== span.sourceEnd) return [];
+      return [
+        {
+          type: 'ChapterWritten',
+          data: {
+            chapterId,
+            text: requireText(text, 'chapter'),
+            anchorActionId: due.anchorActionId,
+            sourceStart: due.sourceStart,
+            sourceEnd: due.sourceEnd,
+            sourceActionIds: due.entries.map((entry) => entry.id),
+            ...(usage && { usage }),
+          },
+        },
+      ];
+    }
+    case 'FoldChapters': {
+      const { summaryId, text, chapterIds, startsFrom, usage } = command.data;
+      const due = foldPlan(state);
+      // Folded from the version it started from, over exactly the chapters due: anything else
+      // was written by another run, or the player edited the summary meanwhile.
+      if (
+        !due ||
+        (due.current?.text ?? null) !== startsFrom ||
+        due.chapters.map((chapter) => chapter.id).join() !== chapterIds.join()
+      ) {
+        return [];
+      }
+      const first = due.chapters[0];
+      const last = due.chapters[due.chapters.length - 1];
+      return [
+        {
+          type: 'SummaryWritten',
+          data: {
+            summaryId,
+            text: requireText(text, 'summary'),
+            anchorActionId: last.anchorActionId,
+            sourceStart: first.sourceStart,
+            sourceEnd: last.sourceEnd,
+            handEdited: false,
+            replacesSummaryId: null,
+            chapterIds,
+            ...(usage && { usage }),
+          },
+        },
+      ];
     }
   }
 }

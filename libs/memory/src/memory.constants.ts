@@ -20,3 +20,12 @@ export const BACKGROUND_TEMPERATURE = 0.3;
 export const BACKGROUND_MAX_TOKENS = 400;
 /** Blocks of story are joined as the prompt's history joins them. */
 export const STORY_SEPARATOR = '\n\n';
+/**
+ * A chapter closes once its story holds this many tokens, or CHAPTER_ACTIONS actions, whichever
+ * comes first: by size, so a chapter of long turns is not squeezed harder than one of short ones.
+ */
+export const CHAPTER_TOKENS = 3_000;
+export const CHAPTER_ACTIONS = 24;
+export const CHAPTER_MAX_WORDS = 120;
+export const CHAPTER_MAX_TOKENS = 300;
+export const MAX_CHAPTERS_PER_RUN = 5;

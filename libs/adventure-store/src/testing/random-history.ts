@@ -15,7 +15,7 @@ import {
   type StoryCard,
 } from '@chronicle/adventure';
 import { AdventureHistory, narrationCommand } from '@chronicle/adventure/testing';
-import { memoryBlocks, summaryPlan } from '@chronicle/memory';
+import { chapterSpans, foldPlan, memoryBlocks, summaryPlan } from '@chronicle/memory';
 import type { Correction, StateEvent } from '@chronicle/narrative';
 import { decideCommand, type Command } from '../adventure.decide';
 
@@ -212,6 +212,8 @@ const COMMANDS: [weight: number, pick: Pick][] = [
   [1, (rand, _, state) => memoryCommand(rand, state)],
   [3, (_, history, state) => writeMemory(history, state)],
   [2, (_, history, state) => writeSummary(history, state)],
+  [2, (_, history, state) => writeChapter(history, state)],
+  [1, (_, history, state) => foldChapters(history, state)],
   [
     1,
     (rand, history, state) => ({
@@ -452,6 +454,37 @@ function writeMemory(history: AdventureHistory, state: AdventureState): Command 
         sourceStart: span.sourceStart,
         sourceEnd: span.sourceEnd,
       },
+    },
+  };
+}
+
+/** The summariser's chapter for the oldest span due (libs/memory's chapter plan). */
+function writeChapter(history: AdventureHistory, state: AdventureState): Command {
+  const span = chapterSpans(state)[0];
+  return {
+    type: 'WriteChapter',
+    data: {
+      chapterId: history.nextId('chapter'),
+      text: 'a chapter of the story',
+      span: {
+        anchorActionId: span?.anchorActionId ?? 'none',
+        sourceStart: span?.sourceStart ?? 0,
+        sourceEnd: span?.sourceEnd ?? 0,
+      },
+    },
+  };
+}
+
+/** The summariser's fold of the chapters due into the summary. */
+function foldChapters(history: AdventureHistory, state: AdventureState): Command {
+  const plan = foldPlan(state);
+  return {
+    type: 'FoldChapters',
+    data: {
+      summaryId: history.nextId('summary'),
+      text: 'the story so far, from its chapters',
+      chapterIds: plan?.chapters.map((chapter) => chapter.id) ?? [],
+      startsFrom: plan?.current?.text ?? null,
     },
   };
 }
