@@ -24,7 +24,14 @@
 import { AccountsRepository } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { migrateToLatest } from '@chronicle/event-store';
-import { IndexStoryPassagesUseCase, MemoryRetrievalService } from '@chronicle/memory-store';
+import {
+  EmbeddingRepository,
+  IndexStoryPassagesUseCase,
+  MEMORY_EMBEDDER,
+  MemoryRetrievalService,
+  UpdateMemoryUseCase,
+} from '@chronicle/memory-store';
+import type { Embedder } from '@chronicle/llm';
 import { JsonLogger, loadConfig } from '@chronicle/platform';
 import {
   createTestDatabase,
@@ -45,6 +52,7 @@ import { candidatesFor, diagnose, diagnosisLine, type Diagnosis } from './recall
 import { containsTurn, normalizePrompt, turnRuns } from './recall/evidence';
 import { parseShares, promptsByShare } from './recall/sweep';
 import { playHistory } from './recall/play';
+import { extractiveWriter, writeMemoryBank } from './recall/extractive-writer';
 import type { BenchOptions } from './run';
 import { ms, summarize } from './stats';
 
@@ -55,16 +63,24 @@ const DEFAULT_CONCURRENCY = 2;
 /** The issue's targets: share at 4k and 8k, × history only, older evidence brought back at 8k. */
 const TARGETS = { at4k: 0.7, at8k: 0.8, overHistory: 1.5, olderAt8k: 0.6 };
 
-type Mode = 'memory' | 'history';
+/**
+ * `history`: the memory settings off. `passages`: the memory bank on with nothing written in it,
+ * so recall brings back the story's own passages only. `memory`: the bank and the chaptered
+ * summary as the memory worker would have written them, by the extractive writer.
+ */
+type Mode = 'history' | 'passages' | 'memory';
+const MODES: readonly Mode[] = ['history', 'passages', 'memory'];
 
 interface BudgetOutcome {
   /** Some evidence turn is in the prompt, by mode. */
   found: Record<Mode, boolean>;
   /** Evidence turns not in the history-only prompt: older than its window. */
   older: number;
-  /** Of those, the ones the memory settings' prompt holds. */
-  broughtBack: number;
-  /** The dry run's wall time with memory on. */
+  /** Of those, the ones each mode's prompt holds. */
+  broughtBack: Record<Mode, number>;
+  /** Tokens the summary (with its chapters) and the memories took with memory on. */
+  memoryTokens: { summary: number; memories: number };
+  /** The dry run's wall time with the passages (the bank on). */
   previewMs: number;
 }
 
@@ -123,6 +139,14 @@ export default async function recallBench(options: BenchOptions): Promise<string
     const api = client(`http://127.0.0.1:${port}`, key);
     const adventures = app.get(AdventureCommandHandler);
     const indexer = app.get(IndexStoryPassagesUseCase);
+    // The memory worker's pass, with the app's embedder (retrieval reads what it embeds).
+    const writer = new UpdateMemoryUseCase(
+      adventures,
+      { memory: extractiveWriter, summary: extractiveWriter },
+      app.get<Embedder>(MEMORY_EMBEDDER),
+      app.get(EmbeddingRepository),
+      { defaultModel: 'extractive' },
+    );
     const shares = parseShares(options['recall-share']);
     const retrieval =
       options.diagnose || shares.length > 0 ? app.get(MemoryRetrievalService) : null;
@@ -134,7 +158,9 @@ export default async function recallBench(options: BenchOptions): Promise<string
       Array.from({ length: Math.min(concurrency, questions.length) }, async () => {
         while (next < questions.length) {
           const question = questions[next++];
-          outcomes.push(await measure(api, adventures, question, indexer, retrieval, wants));
+          outcomes.push(
+            await measure(api, { adventures, indexer, writer, retrieval }, question, wants),
+          );
         }
       }),
     );
@@ -188,15 +214,61 @@ async function expectStatus<T>(
   return reply.body as T;
 }
 
-/** One question: its history played, then its dry runs at every budget in both modes. */
+interface Services {
+  adventures: AdventureCommandHandler;
+  indexer: IndexStoryPassagesUseCase;
+  writer: UpdateMemoryUseCase;
+  retrieval: MemoryRetrievalService | null;
+}
+
+interface Preview {
+  system: string;
+  story: string;
+  report: {
+    passages?: { budget: number };
+    sections: { label: string; tokens: number }[];
+  };
+}
+
+/** The dry run asking `question` at `budget` with `settings`. */
+async function preview(
+  api: Api,
+  adventureId: string,
+  question: Question,
+  budget: number,
+  settings: { memoryBankEnabled: boolean; autoSummarize: boolean },
+): Promise<{ body: Preview; ms: number }> {
+  await expectStatus(api, 200, 'PATCH', `/v1/adventures/${adventureId}`, {
+    settings: { contextTokenBudget: budget, ...settings },
+  });
+  const startedAt = performance.now();
+  const body = await expectStatus<Preview>(
+    api,
+    200,
+    'POST',
+    `/v1/adventures/${adventureId}/context/preview`,
+    { type: 'story', text: question.question },
+  );
+  return { body, ms: performance.now() - startedAt };
+}
+
+const sectionTokens = (body: Preview, label: string): number =>
+  body.report.sections.find((section) => section.label === label)?.tokens ?? 0;
+
+/**
+ * One question: its history played, its dry runs at every budget with the memory settings off
+ * and with the passages alone, then the memory bank and the chaptered summary written and the
+ * dry runs again with them. Memory is written last (it cannot be unwritten) and from the
+ * largest budget down: the summary folds its oldest chapters as the budget shrinks, as an
+ * adventure whose budget was lowered would.
+ */
 async function measure(
   api: Api,
-  adventures: AdventureCommandHandler,
+  services: Services,
   question: Question,
-  indexer: IndexStoryPassagesUseCase,
-  retrieval: MemoryRetrievalService | null,
   wants: { diagnose: boolean; shares: readonly number[] },
 ): Promise<QuestionOutcome> {
+  const { adventures, indexer, writer, retrieval } = services;
   const created = await expectStatus<{ id: string }>(api, 201, 'POST', '/v1/adventures', {
     title: `LongMemEval ${question.id}`,
     opening:
@@ -216,28 +288,19 @@ async function measure(
   const byBudget = new Map<number, BudgetOutcome>();
   const diagnoses: Diagnosis[] = [];
   const byShare = new Map<number, Map<number, boolean>>(wants.shares.map((s) => [s, new Map()]));
+  const inPrompt = new Map<number, Record<Mode, boolean[]>>();
   for (const budget of BUDGETS) {
     const prompts = {} as Record<Mode, ReturnType<typeof normalizePrompt>>;
-    let previewMs = 0;
-    let recallBudget = 0;
-    for (const mode of ['history', 'memory'] as const) {
-      const on = mode === 'memory';
-      await expectStatus(api, 200, 'PATCH', `/v1/adventures/${adventureId}`, {
-        settings: { contextTokenBudget: budget, memoryBankEnabled: on, autoSummarize: on },
-      });
-      const startedAt = performance.now();
-      const preview = await expectStatus<{
-        system: string;
-        story: string;
-        report: { passages?: { budget: number } };
-      }>(api, 200, 'POST', `/v1/adventures/${adventureId}/context/preview`, {
-        type: 'story',
-        text: question.question,
-      });
-      if (on) previewMs = performance.now() - startedAt;
-      if (on) recallBudget = preview.report.passages?.budget ?? 0;
-      prompts[mode] = normalizePrompt(preview.system, preview.story);
-    }
+    const history = await preview(api, adventureId, question, budget, {
+      memoryBankEnabled: false,
+      autoSummarize: false,
+    });
+    const passages = await preview(api, adventureId, question, budget, {
+      memoryBankEnabled: true,
+      autoSummarize: false,
+    });
+    prompts.history = normalizePrompt(history.body.system, history.body.story);
+    prompts.passages = normalizePrompt(passages.body.system, passages.body.story);
     // The newest turn is in every history window: if the search cannot find it, it is the
     // search that is broken, and no figure below would mean anything.
     if (!containsTurn(prompts.history, newest)) {
@@ -245,14 +308,17 @@ async function measure(
         `${question.name} at ${budget}: the newest turn is not found in the history-only prompt; the evidence search is broken (looked for "${newest[0]}" in …${prompts.history.text.slice(-600)})`,
       );
     }
-    const inHistory = evidence.map((runs) => containsTurn(prompts.history, runs));
-    const inMemory = evidence.map((runs) => containsTurn(prompts.memory, runs));
-    const older = inHistory.flatMap((present, i) => (present ? [] : [i]));
+    inPrompt.set(budget, {
+      history: evidence.map((runs) => containsTurn(prompts.history, runs)),
+      passages: evidence.map((runs) => containsTurn(prompts.passages, runs)),
+      memory: [],
+    });
     byBudget.set(budget, {
-      found: { history: inHistory.some(Boolean), memory: inMemory.some(Boolean) },
-      older: older.length,
-      broughtBack: older.filter((i) => inMemory[i]).length,
-      previewMs,
+      found: { history: false, passages: false, memory: false },
+      older: 0,
+      broughtBack: { history: 0, passages: 0, memory: 0 },
+      memoryTokens: { summary: 0, memories: 0 },
+      previewMs: passages.ms,
     });
     if (retrieval && wants.shares.length > 0) {
       const prompts = await promptsByShare(
@@ -275,10 +341,35 @@ async function measure(
       const turns = question.evidence.map((turn, i) => ({
         turn,
         runs: evidence[i],
-        inPrompt: inMemory[i],
+        inPrompt: inPrompt.get(budget)!.passages[i],
       }));
+      const recallBudget = passages.body.report.passages?.budget ?? 0;
       diagnoses.push(diagnose(budget, recallBudget, candidates, turns));
     }
+  }
+  for (const budget of [...BUDGETS].reverse()) {
+    await expectStatus(api, 200, 'PATCH', `/v1/adventures/${adventureId}`, {
+      settings: { contextTokenBudget: budget, memoryBankEnabled: true, autoSummarize: true },
+    });
+    await writeMemoryBank(writer, adventureId);
+    const memory = await preview(api, adventureId, question, budget, {
+      memoryBankEnabled: true,
+      autoSummarize: true,
+    });
+    const prompt = normalizePrompt(memory.body.system, memory.body.story);
+    const found = inPrompt.get(budget)!;
+    found.memory = evidence.map((runs) => containsTurn(prompt, runs));
+    const outcome = byBudget.get(budget)!;
+    const older = found.history.flatMap((present, i) => (present ? [] : [i]));
+    outcome.older = older.length;
+    for (const mode of MODES) {
+      outcome.found[mode] = found[mode].some(Boolean);
+      outcome.broughtBack[mode] = older.filter((i) => found[mode][i]).length;
+    }
+    outcome.memoryTokens = {
+      summary: sectionTokens(memory.body, 'story_summary'),
+      memories: sectionTokens(memory.body, 'used_memories'),
+    };
   }
   return { question, actions, byBudget, byShare, diagnoses };
 }
@@ -306,22 +397,35 @@ function report(
     `${n} answerable questions of LongMemEval's ${heldBack ? `\`oracle\`, held back from tuning (each question's evidence sessions among other questions' sessions; see loadHeldBack)` : `\`${FULL_HISTORY_SAMPLE}\` (full histories; file-name order)`} read from \`${directory}\`; ` +
       `${Math.min(...actions)}–${Math.max(...actions)} story actions each, ${evidenceTurns} evidence turns; ` +
       `${concurrency} adventures at a time, ${seconds.toFixed(0)} s in all. A question counts when any of its evidence turns ` +
-      `has a run of 12 of its words (or all of a shorter turn) verbatim in the prompt of the dry run that asks it.`,
+      `has a run of 12 of its words (or all of a shorter turn) verbatim in the prompt of the dry run that asks it. ` +
+      `"Passages only": the memory bank on with nothing written in it (recall of the story's own passages); ` +
+      `"memory on": the memory bank and the chaptered summary too, as the memory worker's pass writes them, ` +
+      `answered by an extractive writer (bench/recall/extractive-writer.ts; verbatim sentences, no model).`,
     '',
-    '| budget | memory on | history only | memory on ÷ history only | evidence older than the window | older evidence brought back | dry run p50 / p99 (memory on) |',
-    '|---|---|---|---|---|---|---|',
+    '| budget | memory on | passages only | history only | memory on ÷ history only | lost by memory (found with passages only) | evidence older than the window | older evidence brought back: passages only / memory on | summary / memories tokens p50 (max) | dry run p50 / p99 (passages only) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   const verdicts: string[] = [];
   const pass = (ok: boolean) => (ok ? 'met' : 'NOT met');
   for (const budget of BUDGETS) {
     const memory = share(outcomes, budget, 'memory');
+    const passages = share(outcomes, budget, 'passages');
     const history = share(outcomes, budget, 'history');
-    const older = outcomes.reduce((sum, o) => sum + o.byBudget.get(budget)!.older, 0);
-    const back = outcomes.reduce((sum, o) => sum + o.byBudget.get(budget)!.broughtBack, 0);
-    const timing = summarize(outcomes.map((o) => o.byBudget.get(budget)!.previewMs));
+    const at = (o: QuestionOutcome) => o.byBudget.get(budget)!;
+    const lost = outcomes.filter((o) => at(o).found.passages && !at(o).found.memory).length;
+    const older = outcomes.reduce((sum, o) => sum + at(o).older, 0);
+    const back = (mode: Mode) => outcomes.reduce((sum, o) => sum + at(o).broughtBack[mode], 0);
+    const timing = summarize(outcomes.map((o) => at(o).previewMs));
+    const tokens = (part: 'summary' | 'memories') => {
+      const all = outcomes.map((o) => at(o).memoryTokens[part]);
+      return `${summarize(all).p50.toFixed(0)} (${Math.max(...all)})`;
+    };
     const ratio = history === 0 ? (memory === 0 ? '–' : '∞') : `${(memory / history).toFixed(2)}×`;
     lines.push(
-      `| ${budget.toLocaleString('en')} | ${percent(memory, n)} | ${percent(history, n)} | ${ratio} | ${percent(older, evidenceTurns)} | ${percent(back, older)} | ${ms(timing.p50)} / ${ms(timing.p99)} |`,
+      `| ${budget.toLocaleString('en')} | ${percent(memory, n)} | ${percent(passages, n)} | ${percent(history, n)} | ${ratio} | ${lost} | ${percent(older, evidenceTurns)} | ${percent(back('passages'), older)} / ${percent(back('memory'), older)} | ${tokens('summary')} / ${tokens('memories')} | ${ms(timing.p50)} / ${ms(timing.p99)} |`,
+    );
+    verdicts.push(
+      `- ${budget.toLocaleString('en')}: memory on ${percent(memory, n)} ≥ passages only ${percent(passages, n)} and ≥ history only ${percent(history, n)}, no question lost (${lost}): ${pass(memory >= passages && memory >= history && lost === 0)}.`,
     );
     const target = budget === 4_096 ? TARGETS.at4k : budget === 8_192 ? TARGETS.at8k : null;
     if (target !== null) {
@@ -334,23 +438,25 @@ function report(
     );
     if (budget === 8_192) {
       verdicts.push(
-        `- 8,192: older evidence brought back ${percent(back, older)} (target ≥ ${TARGETS.olderAt8k * 100}%): ${pass(older > 0 && back >= TARGETS.olderAt8k * older)}.`,
+        `- 8,192: older evidence brought back with memory on ${percent(back('memory'), older)} (target ≥ ${TARGETS.olderAt8k * 100}%): ${pass(older > 0 && back('memory') >= TARGETS.olderAt8k * older)}.`,
       );
     }
   }
   lines.push(
     '',
     '| question type | questions | ' +
-      BUDGETS.map((b) => `${b / 1024}k memory on / history only`).join(' | ') +
+      BUDGETS.map((b) => `${b / 1024}k memory on / passages only / history only`).join(' | ') +
       ' |',
   );
   lines.push('|---|---|' + BUDGETS.map(() => '---|').join(''));
   const types = [...new Set(outcomes.map((o) => o.question.type))].sort();
   for (const type of types) {
     const ofType = outcomes.filter((o) => o.question.type === type);
-    const cells = BUDGETS.map(
-      (budget) =>
-        `${percent(share(ofType, budget, 'memory'), ofType.length)} / ${percent(share(ofType, budget, 'history'), ofType.length)}`,
+    const cells = BUDGETS.map((budget) =>
+      MODES.slice()
+        .reverse()
+        .map((mode) => percent(share(ofType, budget, mode), ofType.length))
+        .join(' / '),
     );
     lines.push(`| ${type} | ${ofType.length} | ${cells.join(' | ')} |`);
   }

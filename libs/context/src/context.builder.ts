@@ -59,7 +59,7 @@ import {
   stableStart,
   type HistoryMode,
 } from './prompt-cache';
-import { memoriesWithinBudget, summaryText } from './memory.budget';
+import { memoriesWithinBudget, storyBudgetSplit, summaryText } from './memory.budget';
 import { DEFAULT_ENCODING, tokenizer, type Tokenizer } from './tokenizer';
 
 /** Actions from the end of history at which the author's note goes. */
@@ -422,7 +422,16 @@ export function buildContext(input: ContextInput): BuiltContext {
   // Recalled passages take a share of the history's budget, and only when one is recalled
   // that the history at its full budget would not hold: otherwise the prompt is the
   // history-only prompt, byte for byte.
-  const recall = recallPassages(input, window, full, fullBudget, separatorTokens, tok);
+  const memoryTokens = (prepared.summary?.tokens ?? 0) + (prepared.memories?.tokens ?? 0);
+  const recall = recallPassages(
+    input,
+    window,
+    full,
+    fullBudget,
+    memoryTokens,
+    separatorTokens,
+    tok,
+  );
   const historyBudget = recall ? fullBudget - recall.budget : fullBudget;
   const { included, spent, oldestTruncated, historyStart } = recall?.history ?? full;
 
@@ -646,6 +655,8 @@ function recallPassages(
   window: readonly WindowAction[],
   full: ChosenHistory,
   fullBudget: number,
+  /** The summary's and the memories' tokens: the history pays for them (`storyBudgetSplit`). */
+  memoryTokens: number,
   separatorTokens: number,
   tok: Tokenizer,
 ): Recall | null {
@@ -653,9 +664,14 @@ function recallPassages(
   if (candidates.length === 0) return null;
   const inFull = new Set(full.included.map((action) => action.id));
   if (candidates.every((passage) => inFull.has(passage.actionId))) return null;
-  const budget = Math.floor(fullBudget * (input.settings.recallShare ?? RECALL_SHARE));
+  const split = storyBudgetSplit(
+    fullBudget,
+    memoryTokens,
+    input.settings.recallShare ?? RECALL_SHARE,
+  );
+  const budget = split.recall;
   const blocks = stableBlocks(input, window, separatorTokens);
-  const history = chooseHistory(window, blocks, fullBudget - budget, separatorTokens, tok);
+  const history = chooseHistory(window, blocks, split.history, separatorTokens, tok);
   const inHistory = new Set(history.included.map((action) => action.id));
   const used: RecalledPassage[] = [];
   let spent = tok.countCached(RECALL_HEADER);

@@ -13,6 +13,23 @@ export const SUMMARY_SHARE = 0.1;
 /** The share of the context budget the retrieved memories may take. */
 export const MEMORY_SHARE = 0.05;
 
+/**
+ * The story's budget (what the fixed and live sections and the lore leave) split between the
+ * recalled passages and the history. The passages take their share of the budget as it would
+ * be with the memory sections off, so the summary and the memories are paid for by the history
+ * alone: recall found its evidence in the passages (the history of a long story holds little of
+ * it at 4k and 8k), and paid by both, memory on lost 2 of 30 questions at 4k that the passages
+ * alone found. With no memory section this is the passages' share of the budget, as before.
+ */
+export function storyBudgetSplit(
+  storyBudget: number,
+  memoryTokens: number,
+  recallShare: number,
+): { recall: number; history: number } {
+  const recall = Math.min(storyBudget, Math.floor((storyBudget + memoryTokens) * recallShare));
+  return { recall, history: storyBudget - recall };
+}
+
 /** Tokens the story summary with its chapters may take in a prompt of `contextTokenBudget`. */
 export function summaryTokenBudget(contextTokenBudget: number): number {
   return Math.floor(contextTokenBudget * SUMMARY_SHARE);

@@ -40,6 +40,30 @@ describe('recalled passages in the prompt', () => {
     expect(without.report.passages).toBeUndefined();
   });
 
+  it('given the summary and memories, when passages are recalled, then the history alone pays for them: the passages keep the budget they have with memory off', () => {
+    const old = passageOf(story[10], 10, 1);
+    const off = buildContext(input({ passages: { candidates: [old] } }));
+    const on = buildContext(
+      input({
+        passages: { candidates: [old] },
+        storySummary: 'The cartographer burned the archive and kept one page. '.repeat(20),
+        memories: {
+          used: [
+            {
+              id: 'm1',
+              text: 'She hid the page in the lighthouse.',
+              similarity: 0.9,
+              pinned: false,
+            },
+          ],
+        },
+      }),
+    );
+    expect(on.report.passages?.budget).toBe(off.report.passages?.budget);
+    expect(on.report.passages?.used).toEqual(off.report.passages?.used);
+    expect(on.report.history.included).toBeLessThan(off.report.history.included);
+  });
+
   it('given candidates the history already holds, then nothing is recalled and the prompt is unchanged', () => {
     const without = buildContext(input());
     const newest = story.slice(-3).map((action, i) => passageOf(action, 397 + i, i + 1));
