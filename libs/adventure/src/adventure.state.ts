@@ -37,7 +37,7 @@ import { emptyRoom, type RoomState } from './room.state';
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
-export const projectorVersion = 11;
+export const projectorVersion = 12;
 
 export type NodeType = 'start' | PlayerActionType | 'ai';
 
