@@ -37,6 +37,8 @@ import { ScriptsUseCase } from './scripts/scripts.use-case';
 import { FollowRoomUseCase } from './adventures/follow-room.use-case';
 import { PlayerDailyCap } from './adventures/player-daily-cap';
 import { RoomStreamController } from './adventures/room-stream.controller';
+import { RoomsController } from './rooms/rooms.controller';
+import { RoomsUseCase } from './rooms/rooms.use-case';
 
 @Module({})
 export class ApiModule {
@@ -68,6 +70,7 @@ export class ApiModule {
         TurnsController,
         RoomStreamController,
         ScriptsController,
+        RoomsController,
         AdminController,
         UsageController,
         MetricsController,
@@ -88,6 +91,7 @@ export class ApiModule {
         StreamSlots,
         ContextPreviewUseCase,
         ScriptsUseCase,
+        RoomsUseCase,
         UsageLedger,
         ApiMetrics,
       ],

@@ -277,17 +277,31 @@ describe('AdventureOwners', () => {
     expect(await owners.listOwnedBy(userId, ids[1], 2)).toEqual([ids[2]]);
   });
 
-  it('keeps owners it has read (an owner never changes), never a missing adventure', async () => {
+  it('reads owner and role afresh on every call: a hand-over or a kick holds at once, in every process', async () => {
     const owners = new AdventureOwners(db);
     const userId = randomUUID();
     const id = await adventure(userId);
-    expect(await owners.isOwnedBy(id, userId)).toBe(true);
-    // gone from the database (only a test does this): the owner read once still answers
+    // The host's row, as the append of AdventureCreated writes it (this helper writes owners only).
     await db
-      .deleteFrom('adventure_owners')
+      .insertInto('adventure_members')
+      .values({ stream_id: adventureStreamId(id), user_id: userId, role: 'host' })
+      .execute();
+    expect(await owners.isOwnedBy(id, userId)).toBe(true);
+    expect(await owners.roleOf(id, userId)).toBe('host');
+    expect(await owners.listMemberOf(userId, undefined, 10)).toEqual([id]);
+    // What the append writes for a hand-over and a kick (read-models.ts), done by hand here.
+    const next = randomUUID();
+    await db
+      .updateTable('adventure_owners')
+      .set({ owner_id: next })
       .where('stream_id', '=', adventureStreamId(id))
       .execute();
-    expect(await owners.ownerOf(id)).toBe(userId);
+    await db
+      .deleteFrom('adventure_members')
+      .where('stream_id', '=', adventureStreamId(id))
+      .execute();
+    expect(await owners.ownerOf(id)).toBe(next);
+    expect(await owners.roleOf(id, userId)).toBeNull();
 
     const later = randomUUID();
     expect(await owners.ownerOf(later)).toBeNull();

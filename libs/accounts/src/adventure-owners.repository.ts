@@ -1,36 +1,38 @@
-import { ADVENTURE_STREAM_PREFIX, adventureStreamId } from '@chronicle/adventure';
+import { ADVENTURE_STREAM_PREFIX, adventureStreamId, type RoomRole } from '@chronicle/adventure';
 import type { Kysely } from 'kysely';
 import type { Database } from '@chronicle/event-store';
-import { LruCache } from '@chronicle/platform';
 
-// Who owns which adventure, from the adventure_owners read model: written by the append of an
-// adventure's first event, in the same statement (libs/adventure's read-models.ts), so it
-// cannot disagree with the log; indexed by owner for the count and the list.
+// Who owns which adventure, and who else is in its room, from the adventure_owners and
+// adventure_members read models: written by the append of the events that change them, in the
+// same statement (libs/adventure's read-models.ts), so they cannot disagree with the log; indexed
+// by user for the count and the lists.
 //
-// An adventure's owner is written once, in its first event, and no event changes it, so an
-// owner read once is kept in memory without expiry: every request on an adventure checks it, and
-// only the first one per process asks the database. "Not found" is not kept (the adventure may be
-// created a moment later).
-
-const OWNER_CACHE_SIZE = 50_000;
+// Nothing here is cached in a process: a hand-over moves the owner, and a kick, a ban or a role
+// change must hold on every API process from the append on. Each answer is one lookup of a
+// primary key (the access check asks once per request on an adventure).
 
 export class AdventureOwners {
-  private readonly owners = new LruCache<string, string>({ capacity: OWNER_CACHE_SIZE });
-
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** The owner's id, or null when the adventure does not exist. */
+  /** The owner's id (the room's host), or null when the adventure does not exist. */
   async ownerOf(adventureId: string): Promise<string | null> {
-    const known = this.owners.get(adventureId);
-    if (known !== undefined) return known;
     const row = await this.db
       .selectFrom('adventure_owners')
       .select('owner_id')
       .where('stream_id', '=', adventureStreamId(adventureId))
       .executeTakeFirst();
-    const owner = row?.owner_id ?? null;
-    if (owner !== null) this.owners.set(adventureId, owner);
-    return owner;
+    return row?.owner_id ?? null;
+  }
+
+  /** The user's role in the adventure's room, or null: not a member, or no such adventure. */
+  async roleOf(adventureId: string, userId: string): Promise<RoomRole | null> {
+    const row = await this.db
+      .selectFrom('adventure_members')
+      .select('role')
+      .where('stream_id', '=', adventureStreamId(adventureId))
+      .where('user_id', '=', userId)
+      .executeTakeFirst();
+    return row?.role ?? null;
   }
 
   async isOwnedBy(adventureId: string, userId: string): Promise<boolean> {
@@ -44,6 +46,29 @@ export class AdventureOwners {
       .where('owner_id', '=', userId)
       .executeTakeFirstOrThrow();
     return Number(row.count);
+  }
+
+  /** The adventure an invite code leads to, or null: no such code (or it was revoked). */
+  async adventureOfInvite(code: string): Promise<string | null> {
+    const row = await this.db
+      .selectFrom('adventure_invites')
+      .select('stream_id')
+      .where('code', '=', code)
+      .executeTakeFirst();
+    return row ? row.stream_id.slice(ADVENTURE_STREAM_PREFIX.length) : null;
+  }
+
+  /** The adventures the user is a member of (owned ones included), in id order, after `after`. */
+  async listMemberOf(userId: string, after: string | undefined, limit: number): Promise<string[]> {
+    let query = this.db
+      .selectFrom('adventure_members')
+      .select('stream_id')
+      .where('user_id', '=', userId)
+      .orderBy('stream_id')
+      .limit(limit);
+    if (after !== undefined) query = query.where('stream_id', '>', adventureStreamId(after));
+    const rows = await query.execute();
+    return rows.map((row) => row.stream_id.slice(ADVENTURE_STREAM_PREFIX.length));
   }
 
   /** The user's adventure ids in id order, after `after` (keyset paging). */

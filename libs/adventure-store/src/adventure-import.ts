@@ -200,7 +200,15 @@ export interface ImportedAdventure {
   version: number;
   sourceAdventureId: string;
   events: number;
+  /**
+   * Set when the export was a room: its members, bans and invites belong to where it came from,
+   * so the importer is the host alone (RoomReset); who was dropped, for the report.
+   */
+  room?: { droppedMembers: string[]; droppedInvites: number; note: string };
 }
+
+export const ROOM_RESET_NOTE =
+  'the export was a room: its members, bans and invites belong to the installation it came from and were not imported; you are its host alone — invite the players again';
 
 /**
  * Reads `text` completely, then has the handler decide and append the new adventure's log in one
@@ -216,11 +224,19 @@ export async function importAdventure(
   const { header, command } = parseAdventureExport(text, target);
   try {
     const handled = await adventures.handle(target.adventureId, command, { actor: target.actor });
+    const reset = handled.events.find((event) => event.type === 'RoomReset');
     return {
       adventureId: target.adventureId,
       version: handled.state.version,
       sourceAdventureId: header.adventureId,
       events: handled.events.length,
+      ...(reset?.type === 'RoomReset' && {
+        room: {
+          droppedMembers: reset.data.droppedMembers,
+          droppedInvites: reset.data.droppedInvites,
+          note: ROOM_RESET_NOTE,
+        },
+      }),
     };
   } catch (error) {
     // The decider names the event by its version; the file's line is one more (the header).

@@ -7,8 +7,9 @@
 
 import type { DecidedEvent } from './adventure-import.decider';
 import type { AdventureState } from './adventure.state';
-import { modelCallOf, turnRoleOf, type ModelCallRecord } from './event.catalogue';
+import { isRoomEvent, modelCallOf, turnRoleOf, type ModelCallRecord } from './event.catalogue';
 import { membersAnsweredBy } from './room.payers';
+import { currentMembers, type RoomRole } from './room.state';
 
 /** A paid model call, with where it sits in the batch (1 = the batch's first event). */
 export interface ModelCallRow extends ModelCallRecord {
@@ -19,8 +20,13 @@ export interface ModelCallRow extends ModelCallRecord {
 }
 
 export interface ReadModelRows {
-  /** Set by the adventure's first event: its owner. */
+  /** Set by the adventure's first event, and by a hand-over (or an import's reset): its owner. */
   owner?: string;
+  /** The room's members after the batch, the host included, when it changed the room. */
+  members?: { userId: string; role: RoomRole }[];
+  /** Invite codes created by the batch (an imported one is another installation's: never). */
+  invitesAdded?: string[];
+  invitesRemoved?: string[];
   /**
    * The turn in flight after the batch, when the batch started or ended one: its id, or null
    * when none is (absent: the batch left it as it was).
@@ -65,6 +71,36 @@ export function modelCallsIn(
   return rows;
 }
 
+/** The events after which the adventure's owner is (again) the one to write. */
+const OWNER_EVENTS = new Set(['AdventureCreated', 'RoomHandedOver', 'RoomReset']);
+
+/**
+ * Who may open the adventure, and which codes lead to it: whenever the batch changed the room
+ * (its creation included), every current member; the invites it created or removed.
+ */
+export function roomRowsAfter(
+  events: readonly DecidedEvent[],
+  state: AdventureState,
+): Pick<ReadModelRows, 'members' | 'invitesAdded' | 'invitesRemoved'> {
+  if (!events.some((event) => event.type === 'AdventureCreated' || isRoomEvent(event))) return {};
+  const rows: Pick<ReadModelRows, 'members' | 'invitesAdded' | 'invitesRemoved'> = {
+    members: currentMembers(state).map(({ userId, role }) => ({ userId, role })),
+  };
+  const added: string[] = [];
+  const removed: string[] = [];
+  for (const event of events) {
+    if (event.type === 'InviteCreated' && event.metadata?.importedFrom === undefined) {
+      added.push(event.data.code);
+    }
+    if (event.type === 'InviteRevoked') removed.push(event.data.code);
+  }
+  // A spent invite the fold pruned keeps its row: the join finds the adventure, whose projection
+  // no longer holds the invite, and answers 404.
+  if (added.length > 0) rows.invitesAdded = added;
+  if (removed.length > 0) rows.invitesRemoved = removed;
+  return rows;
+}
+
 /**
  * Every read model's rows after `events`, which left the adventure at `state` (decided on
  * `before`, when the caller has it: a room's model calls name their members by it).
@@ -75,9 +111,10 @@ export function readModelsAfter(
   before?: AdventureState,
 ): ReadModelRows {
   const rows: ReadModelRows = {};
-  if (state.ownerId !== null && events.some((event) => event.type === 'AdventureCreated')) {
+  if (state.ownerId !== null && events.some((event) => OWNER_EVENTS.has(event.type))) {
     rows.owner = state.ownerId;
   }
+  Object.assign(rows, roomRowsAfter(events, state));
   const turn = turnInFlightAfter(events, state);
   if (turn !== undefined) rows.turnInFlight = turn;
   const calls = modelCallsIn(events, state, before);

@@ -64,6 +64,21 @@ export interface AdventureOwnersTable {
   created_at: Generated<Date>;
 }
 
+/** A member of an adventure's room and their role (the owner is its host): written with the events. */
+export interface AdventureMembersTable {
+  stream_id: string;
+  user_id: string;
+  role: 'host' | 'player' | 'spectator';
+  joined_at: Generated<Date>;
+}
+
+/** An invite code's adventure: written with the InviteCreated event, removed with its revoke. */
+export interface AdventureInvitesTable {
+  code: string;
+  stream_id: string;
+  created_at: Generated<Date>;
+}
+
 /** One paid model call, charged to the adventure's owner: written with the event recording it. */
 export interface ModelCallsTable {
   stream_id: string;
@@ -146,6 +161,8 @@ export interface Database {
   snapshots: SnapshotsTable;
   turns_in_flight: TurnsInFlightTable;
   adventure_owners: AdventureOwnersTable;
+  adventure_members: AdventureMembersTable;
+  adventure_invites: AdventureInvitesTable;
   model_calls: ModelCallsTable;
 
   memory_embeddings: MemoryEmbeddingsTable;

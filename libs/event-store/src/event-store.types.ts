@@ -83,8 +83,13 @@ export interface OutboxPublisher {
  * left as it was.
  */
 export interface ReadModelWrites {
-  /** The stream's owner, set once (adventure_owners). */
+  /** The stream's owner (adventure_owners): set by its first event, changed by a hand-over. */
   owner?: string;
+  /** Every member of the room after the batch, the host included (adventure_members). */
+  members?: readonly { userId: string; role: string }[];
+  /** Invite codes the batch created and revoked (adventure_invites). */
+  invitesAdded?: readonly string[];
+  invitesRemoved?: readonly string[];
   /** The turn in flight after the batch (turns_in_flight); null: none. */
   turnInFlight?: string | null;
   /** Paid model calls (model_calls); `offset` is the event's place in the batch, from 1. */

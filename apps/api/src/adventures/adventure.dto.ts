@@ -183,6 +183,48 @@ export class SettingsDto {
   @IsOptional()
   @IsInt()
   scriptMemoryLimitMb?: number;
+
+  @ApiPropertyOptional({
+    enum: ['free', 'round', 'hot-seat'],
+    description:
+      "How a room's players take turns (default `free`): `free` anyone acts, an action sent during a turn is held for the next; `round` every active player submits or passes, then one narration answers all; `hot-seat` players act in turn. A one-player adventure plays the same under each.",
+  })
+  @IsOptional()
+  @IsIn(['free', 'round', 'hot-seat'], {
+    message: 'settings.turnPolicy must be "free", "round" or "hot-seat"',
+  })
+  turnPolicy?: 'free' | 'round' | 'hot-seat';
+
+  @ApiPropertyOptional({
+    example: 300,
+    minimum: 10,
+    maximum: 86400,
+    description:
+      'A player silent this long in a round or on the hot seat is marked away (default 300).',
+  })
+  @IsOptional()
+  @IsInt()
+  idleTimeoutSeconds?: number;
+
+  @ApiPropertyOptional({
+    example: 0,
+    minimum: 0,
+    maximum: 86400,
+    description: 'A round closes by itself after this long; 0 (default): no timer.',
+  })
+  @IsOptional()
+  @IsInt()
+  roundTimeoutSeconds?: number;
+
+  @ApiPropertyOptional({
+    example: 0,
+    minimum: 0,
+    description:
+      "Each member's daily model tokens charged to the host; 0 (default): no cap of its own (the host's budget still applies).",
+  })
+  @IsOptional()
+  @IsInt()
+  perPlayerDailyTokens?: number;
 }
 
 class StoryCardFieldsDto {

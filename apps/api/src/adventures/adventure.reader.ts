@@ -78,7 +78,7 @@ export class AdventureReader {
 
   async list(page: AdventuresPageQuery): Promise<AdventureListView> {
     const limit = page.limit ?? ADVENTURES_PAGE_DEFAULT;
-    const ids = await this.owners.listOwnedBy(currentOwnerId(), page.after, limit);
+    const ids = await this.owners.listMemberOf(currentOwnerId(), page.after, limit);
     const states = await Promise.all(ids.map((id) => this.adventures.load(id)));
     const adventures = states
       .filter((state): state is AdventureState => state !== null)

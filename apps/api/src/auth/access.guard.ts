@@ -1,10 +1,12 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import {
+  ForbiddenError,
   InvalidCommandError,
   LIMITS,
   LimitExceededError,
   NotFoundError,
+  type RoomRole,
 } from '@chronicle/adventure';
 import {
   AccountsRepository,
@@ -36,13 +38,32 @@ import { STARTS_TURN } from './starts-turn.decorator';
 // `canActivate` runs on the route Express matched (case-sensitive and strict, see
 // configureHttp): it refuses a route the first step did not authenticate for (fail closed),
 // then how often they may ask (Redis counters shared by every API instance), whether the
-// adventure in the path is theirs, and the daily model budget. Ownership is checked here, once,
-// for every route under /v1/adventures/:id — streams, events, export, time travel and memories
-// included — so no use case can forget it. Another user's adventure is answered exactly like a
-// missing one: 404.
+// adventure in the path is one they are in, and as what, and the daily model budget. Access is
+// checked here, once, for every route under /v1/adventures/:id — streams, events, export, time
+// travel and memories included — so no use case can forget it. An adventure the caller is no
+// member of is answered exactly like a missing one: 404. In a room (spec/multiplayer.md §3.1)
+// the host may do everything the owner does; a player reads, acts and plays the round
+// (PLAYER_WRITES); a spectator reads; any member may change or leave their own membership. A
+// write on no list is the host's alone (fail closed): 403 naming the caller's role. The role is
+// read per request from adventure_members (an indexed lookup, written with the events), so a
+// kick or a role change holds on every API process at once.
 
 const ADVENTURE_ROUTE = /^\/v1\/adventures\/:(\w+)(?:\/|$)/;
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The writes a player may make besides the host's: an explicit list, every other write is the host's. */
+const PLAYER_WRITES = new Set([
+  'POST /v1/adventures/:id/actions',
+  'POST /v1/adventures/:id/rounds/current/pass',
+  'DELETE /v1/adventures/:id/rounds/current/submission',
+]);
+/** Any member's own membership (their character, leaving): `:userId` must be the caller. */
+const OWN_MEMBERSHIP = new Set([
+  'PATCH /v1/adventures/:id/members/:userId',
+  'DELETE /v1/adventures/:id/members/:userId',
+]);
+/** Reads that are the host's alone: the invite codes are the room's keys. */
+const HOST_READS = new Set(['GET /v1/adventures/:id/invites', 'HEAD /v1/adventures/:id/invites']);
+
 /** The routes that give their caller a new adventure, held to LIMITS.adventuresPerUser. */
 const CREATES_ADVENTURE = new Set(['POST /v1/adventures', 'POST /v1/adventures/import']);
 
@@ -136,7 +157,7 @@ export class AccessGuard implements CanActivate {
         : READS.has(req.method)
           ? this.count('reads', user.keyId, this.config.rateLimitReadsPerMinute, 'reads')
           : this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes'),
-      this.assertOwnsAdventureIn(req, route, user),
+      this.assertMayUseAdventureIn(req, route, user),
       startsTurn
         ? this.budget.assertAvailable(
             user.id,
@@ -161,7 +182,7 @@ export class AccessGuard implements CanActivate {
 
   // Whatever the route names its parameter, a path under /v1/adventures/:param is that
   // adventure's: fail closed rather than trust every controller to call it `id`.
-  private async assertOwnsAdventureIn(req: Request, route: string, user: RequestUser) {
+  private async assertMayUseAdventureIn(req: Request, route: string, user: RequestUser) {
     const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
     if (adventureParam === undefined) return;
     const adventureId = String(req.params[adventureParam]);
@@ -170,8 +191,15 @@ export class AccessGuard implements CanActivate {
         `path parameter ${adventureParam} must be a UUID (an adventure id); got "${adventureId.slice(0, 40)}"`,
       );
     }
-    if (!(await this.owners.isOwnedBy(adventureId, user.id))) {
-      throw new NotFoundError(`adventure ${adventureId} not found`);
+    const role = await this.owners.roleOf(adventureId, user.id);
+    if (role === null) throw new NotFoundError(`adventure ${adventureId} not found`);
+    const asked = `${req.method} ${route.replace(ADVENTURE_ROUTE, '/v1/adventures/:id/').replace(/\/$/, '')}`;
+    if (!roleAllows(role, asked, req.params.userId === user.id, req.method)) {
+      throw new ForbiddenError(
+        role === 'spectator'
+          ? 'you are a spectator in this room: a spectator may only read; ask the host to make you a player'
+          : 'you are a player in this room: only the host may do this',
+      );
     }
     // Every log line of the request names the adventure (and the turn a turn route names), as
     // the worker's lines do: the ids that join them. Added once it is the caller's.
@@ -205,6 +233,19 @@ export class AccessGuard implements CanActivate {
       'requests without a valid key',
     );
   }
+}
+
+/** Whether a member in `role` may make the request `asked` ("METHOD /v1/adventures/:id/…"). */
+function roleAllows(
+  role: RoomRole,
+  asked: string,
+  ownMembership: boolean,
+  method: string,
+): boolean {
+  if (role === 'host') return true;
+  if (OWN_MEMBERSHIP.has(asked)) return ownMembership;
+  if (READS.has(method)) return !HOST_READS.has(asked);
+  return role === 'player' && PLAYER_WRITES.has(asked);
 }
 
 function bearerToken(req: Request): string | null {

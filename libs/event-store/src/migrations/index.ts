@@ -18,6 +18,7 @@ import * as readModelsWithTheEvents from './20261205210000-read-models-with-the-
 import * as createStoryPassages from './20261205220000-create-story-passages';
 import * as createWebhooks from './20261206030000-create-webhooks';
 import * as modelCallsByMember from './20261206040000-model-calls-by-member';
+import * as roomMembersAndInvites from './20261206050000-room-members-and-invites';
 
 export const migrations: Record<string, Migration> = {
   '20251129180000-create-events': createEvents,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '20261205220000-create-story-passages': createStoryPassages,
   '20261206030000-create-webhooks': createWebhooks,
   '20261206040000-model-calls-by-member': modelCallsByMember,
+  '20261206050000-room-members-and-invites': roomMembersAndInvites,
 };
