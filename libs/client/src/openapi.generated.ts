@@ -355,6 +355,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/adventures/{id}/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The host's invites, live and spent (spent ones are cleared by the next invite) */
+        get: operations["RoomsController_invites"];
+        put?: never;
+        /** The host invites: a code anyone with it may join with, as player or spectator */
+        post: operations["RoomsController_createInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/adventures/{id}/invites/{code}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** The host revokes an invite: nobody joins with it any more */
+        delete: operations["RoomsController_revokeInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/adventures/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The room's members, the host first, in join order */
+        get: operations["RoomsController_members"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/adventures/{id}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** The host: kick a member (?ban=true bans them); a member for themselves: leave */
+        delete: operations["RoomsController_removeMember"];
+        options?: never;
+        head?: never;
+        /** The host: a member's role ("host" hands the room over); a member for themselves: their character */
+        patch: operations["RoomsController_changeMember"];
+        trace?: never;
+    };
     "/v1/adventures/{id}/memories": {
         parameters: {
             query?: never;
@@ -855,6 +925,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invites/{code}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Join a room with your own key and a character; a member already answers their membership (200) */
+        post: operations["RoomsController_join"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/usage": {
         parameters: {
             query?: never;
@@ -1010,6 +1097,30 @@ export interface components {
             /** @description Rules the narrator must keep. */
             rules: string[];
         };
+        ChangeMemberDto: {
+            /** @description A member for themselves. */
+            character?: components["schemas"]["CharacterDto"];
+            /**
+             * @description The host only: the member's role. "host" hands the room over: that member becomes the owner (who pays, who may retry) and the host until then stays, as a player.
+             * @enum {string}
+             */
+            role?: "host" | "player" | "spectator";
+        };
+        CharacterDto: {
+            description?: string;
+            /** @example Mira */
+            name: string;
+            /**
+             * @description "she/her", "he/him", "they/them" or your own; empty reads as they.
+             * @example she/her
+             */
+            pronouns?: string;
+        };
+        CharacterView: {
+            description: string;
+            name: string;
+            pronouns: string;
+        };
         CorrectionDto: {
             /** @description Entity ids the fact is about. */
             about?: string[];
@@ -1089,6 +1200,14 @@ export interface components {
              */
             secret: string;
             url: string;
+        };
+        CreateInviteDto: {
+            /** @description Seconds until it expires; left out: never. */
+            expiresInSeconds?: number;
+            /** @description How many people may join with it; left out: no limit. */
+            maxUses?: number;
+            /** @enum {string} */
+            role: "player" | "spectator";
         };
         CreateScriptDto: {
             /** @description JavaScript, as in AI Dungeon's tab of the same name. onModelContext. */
@@ -1290,6 +1409,24 @@ export interface components {
             /** @description The `after` of the next page */
             next: number | null;
         };
+        InvitesView: {
+            invites: components["schemas"]["InviteView"][];
+        };
+        InviteView: {
+            /** @description The secret: whoever holds it may join. */
+            code: string;
+            expiresAt: string | null;
+            maxUses: number | null;
+            /** @enum {string} */
+            role: "player" | "spectator";
+            /** @description The route that joins with it (POST, with your own key). */
+            url: string;
+            uses: number;
+        };
+        JoinRoomDto: {
+            /** @description Who you play in the story. */
+            character: components["schemas"]["CharacterDto"];
+        };
         LastNarrationView: {
             /** @description The state events the referee accepted */
             accepted: ({
@@ -1316,6 +1453,24 @@ export interface components {
             schemaVersion: number;
             type: string;
             version: number;
+        };
+        MembershipView: {
+            adventureId: string;
+            /** @enum {string} */
+            role: "host" | "player" | "spectator";
+            userId: string;
+        };
+        MembersView: {
+            members: components["schemas"]["MemberView"][];
+            version: number;
+        };
+        MemberView: {
+            character: components["schemas"]["CharacterView"] | null;
+            /** @enum {string} */
+            role: "host" | "player" | "spectator";
+            /** @enum {string} */
+            status: "active" | "away" | "left";
+            userId: string;
         };
         MemorySourcesView: {
             memoryId: string;
@@ -1410,6 +1565,11 @@ export interface components {
              * @enum {string}
              */
             historyMode?: "stable" | "sliding";
+            /**
+             * @description A player silent this long in a round or on the hot seat is marked away (default 300).
+             * @example 300
+             */
+            idleTimeoutSeconds?: number;
             /** @example 800 */
             maxOutputTokens?: number;
             memoryBankEnabled?: boolean;
@@ -1418,8 +1578,18 @@ export interface components {
             memoryTopK?: number;
             /** @description Empty: the installation default model. */
             model?: string;
+            /**
+             * @description Each member's daily model tokens charged to the host; 0 (default): no cap of its own (the host's budget still applies).
+             * @example 0
+             */
+            perPlayerDailyTokens?: number;
             /** @description 0 = not sent, -1 = off, >0 = added to the output cap. */
             reasoningMaxTokens?: number;
+            /**
+             * @description A round closes by itself after this long; 0 (default): no timer.
+             * @example 0
+             */
+            roundTimeoutSeconds?: number;
             /**
              * @description One script hook's time limit, capped by the operator's SCRIPT_HOOK_TIMEOUT_MS.
              * @example 2000
@@ -1437,6 +1607,11 @@ export interface components {
             scriptTurnBudgetMs?: number;
             /** @example 0.8 */
             temperature?: number;
+            /**
+             * @description How a room's players take turns (default `free`): `free` anyone acts, an action sent during a turn is held for the next; `round` every active player submits or passes, then one narration answers all; `hot-seat` players act in turn. A one-player adventure plays the same under each.
+             * @enum {string}
+             */
+            turnPolicy?: "free" | "round" | "hot-seat";
         };
         StatusChangeDto: {
             /** @example dead */
@@ -2238,6 +2413,141 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    RoomsController_invites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitesView"];
+                };
+            };
+        };
+    };
+    RoomsController_createInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInviteDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteView"];
+                };
+            };
+        };
+    };
+    RoomsController_revokeInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoomsController_members: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembersView"];
+                };
+            };
+        };
+    };
+    RoomsController_removeMember: {
+        parameters: {
+            query: {
+                ban: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoomsController_changeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeMemberDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberView"];
+                };
             };
         };
     };
@@ -3074,6 +3384,62 @@ export interface operations {
         responses: {
             /** @description {adventureId, version, sourceAdventureId, events} */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoomsController_join: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                code: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinRoomDto"];
+            };
+        };
+        responses: {
+            /** @description Already a member */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembershipView"];
+                };
+            };
+            /** @description Joined */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MembershipView"];
+                };
+            };
+            /** @description Banned from this room by its host */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such invite (or revoked) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The invite expired or was used up */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
