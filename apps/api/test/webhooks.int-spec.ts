@@ -121,10 +121,13 @@ describe('webhook registration', () => {
     [{ url: 'not a url', events: ['turn.narrated'] }, /absolute URL/],
     [{ url: 'ftp://93.184.216.34/', events: ['turn.narrated'] }, /https:\/\/ or http:\/\//],
     [{ url: 'https://u:p@93.184.216.34/', events: ['turn.narrated'] }, /credentials/],
-    [{ url: PUBLIC_URL, events: [] }, /events must name one or more of turn.narrated, turn.failed/],
+    [
+      { url: PUBLIC_URL, events: [] },
+      /events must name one or more of turn.narrated, turn.failed, member.joined/,
+    ],
     [
       { url: PUBLIC_URL, events: ['round.opened'] },
-      /events may hold only turn.narrated, turn.failed/,
+      /events may hold only turn.narrated, turn.failed, member.joined/,
     ],
     [{ url: PUBLIC_URL }, /events is missing/],
     [

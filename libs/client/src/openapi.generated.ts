@@ -1191,7 +1191,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string;
-            events: ("turn.narrated" | "turn.failed")[];
+            events: ("turn.narrated" | "turn.failed" | "member.joined")[];
             /** Format: uuid */
             id: string;
             /**
@@ -1245,7 +1245,7 @@ export interface components {
              *       "turn.narrated"
              *     ]
              */
-            events: ("turn.narrated" | "turn.failed")[];
+            events: ("turn.narrated" | "turn.failed" | "member.joined")[];
             /**
              * @description Where deliveries are POSTed: http(s), no credentials, a public address unless the operator allows private ones.
              * @example https://bot.example/chronicle
@@ -1266,7 +1266,7 @@ export interface components {
             durationMs: number;
             error: string | null;
             /** @enum {string} */
-            event: "turn.narrated" | "turn.failed";
+            event: "turn.narrated" | "turn.failed" | "member.joined";
             /** @description The `webhook-id` header the receiver saw: its idempotency key. */
             messageId: string;
             /** Format: date-time */
@@ -1779,7 +1779,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string;
-            events: ("turn.narrated" | "turn.failed")[];
+            events: ("turn.narrated" | "turn.failed" | "member.joined")[];
             /** Format: uuid */
             id: string;
             url: string;

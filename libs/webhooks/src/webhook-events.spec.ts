@@ -14,6 +14,30 @@ describe('webhookEventOf', () => {
     });
   });
 
+  it('given a member joining, then member.joined with the member and their role, one message per join', () => {
+    const joined = (at: string) =>
+      ({
+        type: 'MemberJoined',
+        data: {
+          userId: 'u2',
+          role: 'player',
+          character: { name: 'Ash' },
+          inviteCode: 'c1',
+          at,
+        },
+      }) as unknown as AdventureEvent;
+    const first = webhookEventOf('a1', joined('2026-12-06T04:00:00.000Z'));
+    expect(first).toEqual({
+      event: 'member.joined',
+      messageId: `msg_u2_joined_${Date.parse('2026-12-06T04:00:00.000Z')}`,
+      data: { adventureId: 'a1', userId: 'u2', role: 'player' },
+    });
+    expect(first!.messageId).not.toContain(':');
+    expect(webhookEventOf('a1', joined('2026-12-06T05:00:00.000Z'))!.messageId).not.toBe(
+      first!.messageId,
+    );
+  });
+
   it('given an event no webhook is told of, then nothing', () => {
     for (const event of [
       { type: 'PlayerActed', data: { turnId: 't1' } },
@@ -25,7 +49,7 @@ describe('webhookEventOf', () => {
   });
 
   it('knows the event types a registration may name, and no other', () => {
-    expect(WEBHOOK_EVENT_TYPES).toEqual(['turn.narrated', 'turn.failed']);
+    expect(WEBHOOK_EVENT_TYPES).toEqual(['turn.narrated', 'turn.failed', 'member.joined']);
     expect(isWebhookEventType('turn.narrated')).toBe(true);
     expect(isWebhookEventType('round.opened')).toBe(false);
   });

@@ -3,12 +3,13 @@
 // the outbox with the event, in the same statement). A delivery carries ids only; the receiver
 // reads the rest (the narration's text, say) through the API with its own key.
 //
-// Rooms (round opened, member joined) are not mapped yet: their events are not on this branch.
-// When they land, each gets a type here and a case below, and nothing else changes.
+// Rooms: a member joining is told (to the adventure's owner, the host). "Round opened" is not:
+// rooms have no such event yet; when one lands it gets a type here and a case below, and
+// nothing else changes.
 import type { AdventureEvent } from '@chronicle/adventure';
 
 /** Every event type a webhook may ask for. */
-export const WEBHOOK_EVENT_TYPES = ['turn.narrated', 'turn.failed'] as const;
+export const WEBHOOK_EVENT_TYPES = ['turn.narrated', 'turn.failed', 'member.joined'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export function isWebhookEventType(value: unknown): value is WebhookEventType {
@@ -38,6 +39,15 @@ export function webhookEventOf(adventureId: string, event: AdventureEvent): Webh
         messageId: `msg_${event.data.turnId}_failed`,
         data: { adventureId, turnId: event.data.turnId, code: event.data.code },
       };
+    case 'MemberJoined': {
+      // A member may leave and join again: each join is its own message, named by its time.
+      const joinedAt = Date.parse(event.data.at);
+      return {
+        event: 'member.joined',
+        messageId: `msg_${event.data.userId}_joined_${Number.isNaN(joinedAt) ? 0 : joinedAt}`,
+        data: { adventureId, userId: event.data.userId, role: event.data.role },
+      };
+    }
     default:
       return null;
   }
