@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
   actionTextFromEvent,
-  actionTextOfEvent,
+  actionTextsOfEvent,
   adventureStreamId,
   EVENT_SCHEMA_VERSIONS,
   evolveInPlace,
@@ -426,8 +426,9 @@ export class AdventureCommandHandler {
   private rememberTexts(adventureId: string, events: readonly RecordedAdventureEvent[]): void {
     const entries: { id: string; textVersion: number; text: string }[] = [];
     for (const event of events) {
-      const held = actionTextOfEvent(event);
-      if (held) entries.push({ ...held, textVersion: event.version });
+      for (const held of actionTextsOfEvent(event)) {
+        entries.push({ ...held, textVersion: event.version });
+      }
     }
     if (entries.length > 0) this.texts.remember(adventureId, entries);
   }

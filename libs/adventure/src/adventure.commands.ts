@@ -22,6 +22,7 @@ import type { NarrationFailureCode } from './narration-failure';
 import type { NarrativeCorrection } from './narrative.port';
 import type { ScriptCommand, ScriptEffects, ScriptedInput, ScriptInput } from './script.decider';
 import type { RoomCommand } from './room.decider';
+import type { RoundCommand } from './round.decider';
 
 /** A story card as a command gives it: the descriptive fields and the new ones may be left out. */
 export type StoryCardInput = Pick<StoryCard, 'id' | 'name' | 'keys' | 'entry'> &
@@ -89,6 +90,8 @@ export type SubmitAction = {
     actionId: string;
     /** What the adventure's onInput scripts made of the text (the API runs them first). */
     script?: ScriptedInput;
+    /** The member who sent it; in a room, the turn policy decides what it does (round.decider.ts). */
+    actorId?: string;
   };
 };
 export type RequestRetry = { type: 'RequestRetry'; data: { turnId: string } };
@@ -185,7 +188,8 @@ export type AdventureCommand =
   | EraseAction
   | CorrectNarrativeState
   | ApplyCorrections
-  | RetconStateEvent;
+  | RetconStateEvent
+  | RoundCommand;
 
 /** Any command, with the idempotency key its events' ids derive from (see the top of the file). */
 export type Keyed<Command> = Command & { key?: string };

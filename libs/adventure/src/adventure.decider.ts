@@ -51,7 +51,16 @@ import {
   scriptEffects,
   scriptedSubmit,
   scriptsAdded,
+  storedScriptText,
 } from './script.decider';
+import { roomPlayersOf } from './round.room';
+import {
+  decideRoomAction,
+  decideRound,
+  isRoomTurn,
+  isRoundCommand,
+  nextTurnAfter,
+} from './round.decider';
 
 /** The action id is taken: a resent request is answered from the log, not decided again. */
 export class DuplicateActionError extends ConflictError {
@@ -87,8 +96,20 @@ function narrationScriptEffects(
   ];
 }
 
-// eslint-disable-next-line max-lines-per-function -- one switch over every command, so each rule is read beside the others; the longer cases call helpers below
+/**
+ * The events `command` appends to `state`. In a room, a decision that ends the turn in flight
+ * also starts the next one when actions wait for it (round.decider.ts's `nextTurnAfter`).
+ */
 export function decide(
+  command: AdventureCommand,
+  state: AdventureState,
+  context: DecideContext,
+): AdventureEvent[] {
+  return nextTurnAfter(state, decideOne(command, state, context));
+}
+
+// eslint-disable-next-line max-lines-per-function -- one switch over every command, so each rule is read beside the others; the longer cases call helpers below
+function decideOne(
   command: AdventureCommand,
   state: AdventureState,
   context: DecideContext,
@@ -98,6 +119,7 @@ export function decide(
   if (state.id === null) throw new NotFoundError('adventure not found; create it first');
   if (isScriptCommand(command)) return decideScript(command, state);
   if (isRoomCommand(command)) return decideRoom(command, state);
+  if (isRoundCommand(command)) return decideRound(command, state);
   const count = (text: string) => context.countTokens(text, state.settings.encoding);
 
   switch (command.type) {
@@ -133,37 +155,8 @@ export function decide(
       findCard(state, command.data.cardId);
       return [{ type: 'StoryCardRemoved', data: { cardId: command.data.cardId } }];
 
-    case 'SubmitAction': {
-      const { inputType, turnId } = command.data;
-      if (!['do', 'say', 'story', 'continue'].includes(inputType)) {
-        throw new InvalidCommandError(
-          `unknown action type ${JSON.stringify(inputType)}; use do, say, story or continue`,
-        );
-      }
-      requireNoTurnInFlight(state);
-      checkId('turnId', turnId);
-      requireNewTurn(state, turnId);
-      if (inputType === 'continue') {
-        return [{ type: 'PlayerActed', data: { turnId, inputType, action: null } }];
-      }
-      const actionId = checkId('actionId', command.data.actionId);
-      requireNewAction(state, actionId);
-      const max = LIMITS.actionChars;
-      const text =
-        formatPlayerInput(inputType, checkText('text', command.data.text, { max })) ?? '';
-      checkText('text', text, { max });
-      const acted: AdventureEvent & { type: 'PlayerActed' } = {
-        type: 'PlayerActed',
-        data: {
-          turnId,
-          inputType,
-          action: { id: actionId, type: inputType, text, tokens: count(text) },
-        },
-      };
-      return command.data.script
-        ? scriptedSubmit(acted, command.data.script, state, count)
-        : [acted];
-    }
+    case 'SubmitAction':
+      return submitAction(command.data, state, count);
 
     case 'RequestRetry': {
       requireNoTurnInFlight(state);
@@ -277,14 +270,19 @@ export function decide(
     case 'Undo': {
       requireNoTurnInFlight(state);
       const head = state.head ?? '';
-      const tail = storyTail(state, 3);
+      const tail = storyTail(state, 3 + (state.inFlight ? 0 : undoReach(state)));
       const last = tail[tail.length - 1];
       if (!last || last.type === 'start') {
         throw new InvalidCommandError('nothing to undo: the opening cannot be undone');
       }
-      // The last turn: the narration, and the player action it answered when there is one.
+      // The last turn: the narration, and the player actions it answered (one, or a room's
+      // round: every action its turn wrote) when there are any.
       let cut = tail.length - 1;
-      if (last.type === 'ai' && isPlayerAction(tail[cut - 1]?.type)) cut -= 1;
+      if (last.type === 'ai' && isPlayerAction(tail[cut - 1]?.type)) {
+        const answered = tail[cut - 1].turnId;
+        cut -= 1;
+        while (isPlayerAction(tail[cut - 1]?.type) && tail[cut - 1].turnId === answered) cut -= 1;
+      }
       const to = tail[cut - 1];
       return [{ type: 'HeadMoved', data: { from: head, to: to.id, reason: 'undo' } }];
     }
@@ -386,6 +384,62 @@ export function decide(
       throw new InvalidCommandError(`unknown command ${JSON.stringify(unknown.type)}`);
     }
   }
+}
+
+/**
+ * A player's action. In a one-player adventure it starts a turn now (409 while one is in
+ * flight); in a room the turn policy says what it does (round.decider.ts), and the actions it
+ * writes record who sent them.
+ */
+function submitAction(
+  data: Extract<AdventureCommand, { type: 'SubmitAction' }>['data'],
+  state: AdventureState,
+  count: (text: string) => number,
+): AdventureEvent[] {
+  const { inputType, turnId, actorId } = data;
+  if (!['do', 'say', 'story', 'continue'].includes(inputType)) {
+    throw new InvalidCommandError(
+      `unknown action type ${JSON.stringify(inputType)}; use do, say, story or continue`,
+    );
+  }
+  const room = isRoomTurn(state, actorId);
+  if (!room) requireNoTurnInFlight(state);
+  checkId('turnId', turnId);
+  requireNewTurn(state, turnId);
+  const actor = room ? { actorId } : {};
+  if (inputType === 'continue') {
+    const acted: AdventureEvent = {
+      type: 'PlayerActed',
+      data: { turnId, inputType, action: null, ...actor },
+    };
+    return room ? decideRoomAction(state, () => [acted], null, turnId) : [acted];
+  }
+  const actionId = checkId('actionId', data.actionId);
+  requireNewAction(state, actionId);
+  const max = LIMITS.actionChars;
+  const text = formatPlayerInput(inputType, checkText('text', data.text, { max })) ?? '';
+  checkText('text', text, { max });
+  const acted: AdventureEvent & { type: 'PlayerActed' } = {
+    type: 'PlayerActed',
+    data: {
+      turnId,
+      inputType,
+      action: { id: actionId, type: inputType, text, tokens: count(text) },
+      ...actor,
+    },
+  };
+  const now = () => (data.script ? scriptedSubmit(acted, data.script, state, count) : [acted]);
+  // A script that stopped the action stops it whatever the policy: nothing waits.
+  if (!room || data.script?.stopped) return now();
+  // An action that waits (held, submitted) keeps the text an onInput script made of it; the
+  // script's other effects need the story node it becomes, which a waiting action is not yet.
+  const scripted = data.script ? storedScriptText(data.script) : text;
+  return decideRoomAction(
+    state,
+    now,
+    { id: actionId, type: inputType, text: scripted, tokens: count(scripted), actorId },
+    turnId,
+  );
 }
 
 /**
@@ -632,6 +686,11 @@ function findNode(state: AdventureState, actionId: string): ActionNode {
   const node = nodeOf(state, actionId);
   if (!node) throw new NotFoundError(`action ${actionId} not found in this adventure`);
   return node;
+}
+
+/** How many more actions back than a one-player turn's an undo may have to reach: a round's. */
+function undoReach(state: AdventureState): number {
+  return Object.keys(state.turns.actors).length === 0 ? 0 : roomPlayersOf(state).length;
 }
 
 function isPlayerAction(type: string | undefined): boolean {

@@ -6,6 +6,7 @@ import type { Canon, Rejection, StateEvent } from '@chronicle/narrative';
 import type { NarrativeCorrection } from './narrative.port';
 import type { MemoryEvent } from './memory.events';
 import type { ModelCallPurpose, ModelCallUsage } from './model-call';
+import type { RoundEvent } from './round.events';
 import type { ScriptEvent, ScriptSource } from './script.events';
 import type { NarrationFailureCode } from './narration-failure';
 import type { RoomEvent } from './room.events';
@@ -284,6 +285,8 @@ export interface PlayerActedData {
   action: { id: string; type: PlayerActionType; text: string; tokens: number } | null;
   /** Set when an onInput script changed the text: what the player typed, formatted. */
   typedText?: string;
+  /** The room member who acted; absent in a one-player adventure (its events stay as they were). */
+  actorId?: string;
 }
 
 export interface NarratedData {
@@ -389,7 +392,8 @@ export type AdventureEvent =
   | ModelUsageRecorded
   | MemoryEvent
   | ScriptEvent
-  | RoomEvent;
+  | RoomEvent
+  | RoundEvent;
 
 export type AdventureEventType = AdventureEvent['type'];
 

@@ -40,6 +40,8 @@ import {
 import { SCRIPT_RUNS_KEPT } from './script.events';
 import { evolveRoom } from './room.projector';
 import { emptyRoom, roomOfOwner } from './room.state';
+import { actionsAnswered, noteTurns } from './round.projector';
+import { emptyTurns } from './round.state';
 
 /** A script's state by the story node that recorded it, then by script: the state itself. */
 export type PlainScriptStates = Record<string, Record<string, Record<string, unknown>>>;
@@ -84,6 +86,7 @@ export function initialPlainState(): PlainAdventureState {
     scriptCardHomes: {},
     parkedCards: [],
     room: emptyRoom(),
+    turns: emptyTurns(),
   };
 }
 
@@ -114,6 +117,7 @@ export function evolve(
   // Which events end a turn is the catalogue's: the turn they name is then no longer in flight.
   const turn = turnRoleOf(event);
   if (turn?.role === 'ends' && next.inFlight?.turnId === turn.turnId) next.inFlight = null;
+  noteTurns(next, event);
   derivePath(next);
   notePlayerText(next, event);
   // Cards a script added live on the node whose turn added them, and are parked while it is off
@@ -280,6 +284,7 @@ function applyEvent(next: PlainAdventureState, event: RecordedAdventureEvent): v
         turnId,
         kind: action ? 'action' : 'continue',
         actionId: action ? action.id : null,
+        actionIds: action ? [action.id] : [],
         replacesActionId: null,
         requestedAtVersion: version,
         playerEvents: [],
@@ -301,12 +306,51 @@ function applyEvent(next: PlainAdventureState, event: RecordedAdventureEvent): v
       }
       return;
     }
+    case 'PlayersActed': {
+      const { turnId, actions } = event.data;
+      next.redo = [];
+      next.inFlight = {
+        turnId,
+        kind: 'action',
+        actionId: actions[actions.length - 1].id,
+        actionIds: actions.map((action) => action.id),
+        replacesActionId: null,
+        requestedAtVersion: version,
+        playerEvents: [],
+      };
+      for (const action of actions) {
+        const node = newNode(
+          next,
+          {
+            id: action.id,
+            parentId: nodeAt(next, next.head, version).id,
+            type: action.type,
+            tokens: action.tokens,
+            turnId,
+          },
+          version,
+        );
+        withNode(next, node);
+        next.head = node.id;
+      }
+      return;
+    }
+    // A room's turn bookkeeping (round.projector.ts, beside the fold): no story node.
+    case 'ActionHeld':
+    case 'ActionSubmitted':
+    case 'SubmissionWithdrawn':
+    case 'PlayerPassed':
+    case 'PlayerMarkedAway':
+    case 'RoundCloseDue':
+    case 'RoundClosed':
+      return;
     case 'RetryRequested':
       next.redo = [];
       next.inFlight = {
         turnId: event.data.turnId,
         kind: 'retry',
         actionId: null,
+        actionIds: actionsAnswered((id) => next.nodes[id], event.data.replacesActionId),
         replacesActionId: event.data.replacesActionId,
         requestedAtVersion: version,
         playerEvents: [],

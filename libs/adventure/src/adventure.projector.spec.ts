@@ -77,6 +77,7 @@ describe('adventure projector', () => {
       turnId,
       kind: 'action',
       actionId,
+      actionIds: [actionId],
       replacesActionId: null,
       requestedAtVersion: 2,
       playerEvents: [],

@@ -56,6 +56,7 @@ import { evolveRoom } from './room.projector';
 import { roomOfOwner } from './room.state';
 import { evolveMemory, withdrawCovering } from './memory.projector';
 import { evolveScripts, shareScriptTables } from './script.projector';
+import { actionsAnswered, noteTurns } from './round.projector';
 import {
   dropParkedCards,
   followPath,
@@ -397,6 +398,7 @@ function appendAtHead(draft: AdventureState, node: ActionNode): void {
 /** The events after which the path at the head, or the take a retry replaces, may differ. */
 const PATH_EVENTS = new Set<string>([
   'PlayerActed',
+  'PlayersActed',
   'RetryRequested',
   'Narrated',
   'NarrationFailed',
@@ -435,6 +437,7 @@ function foldEvent(draft: AdventureState, event: RecordedAdventureEvent): void {
   // Which events end a turn is the catalogue's: the turn they name is then no longer in flight.
   const turn = turnRoleOf(event);
   if (turn?.role === 'ends' && draft.inFlight?.turnId === turn.turnId) draft.inFlight = null;
+  noteTurns(draft, event);
 }
 
 /** The adventure family's events (see the event catalogue). */
@@ -534,6 +537,7 @@ function evolveAdventure(
         turnId,
         kind: action ? 'action' : 'continue',
         actionId: action ? action.id : null,
+        actionIds: action ? [action.id] : [],
         replacesActionId: null,
         requestedAtVersion: version,
         playerEvents: [],
@@ -558,6 +562,47 @@ function evolveAdventure(
       return;
     }
 
+    case 'PlayersActed': {
+      const { turnId, actions } = event.data;
+      draft.redo = [];
+      draft.inFlight = {
+        turnId,
+        kind: 'action',
+        actionId: actions[actions.length - 1].id,
+        actionIds: actions.map((action) => action.id),
+        replacesActionId: null,
+        requestedAtVersion: version,
+        playerEvents: [],
+      };
+      for (const action of actions) {
+        const parent = nodeAt(draft, draft.head ?? '', version);
+        const node = newNode(
+          {
+            id: action.id,
+            parentId: parent.id,
+            depth: parent.depth + 1,
+            type: action.type,
+            tokens: action.tokens,
+            turnId,
+          },
+          version,
+        );
+        appendAtHead(draft, node);
+      }
+      draft.narrativeAtParent = draft.narrative;
+      return;
+    }
+
+    // A room's turn bookkeeping (round.projector.ts, after the switch): no story node.
+    case 'ActionHeld':
+    case 'ActionSubmitted':
+    case 'SubmissionWithdrawn':
+    case 'PlayerPassed':
+    case 'PlayerMarkedAway':
+    case 'RoundCloseDue':
+    case 'RoundClosed':
+      return;
+
     case 'RetryRequested':
       // The turn's prompt starts from the state at the replaced take's parent.
       ensureAtParent(draft);
@@ -566,6 +611,7 @@ function evolveAdventure(
         turnId: event.data.turnId,
         kind: 'retry',
         actionId: null,
+        actionIds: actionsAnswered((id) => nodeOf(draft, id), event.data.replacesActionId),
         replacesActionId: event.data.replacesActionId,
         requestedAtVersion: version,
         playerEvents: [],

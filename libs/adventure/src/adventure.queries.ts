@@ -70,7 +70,9 @@ const PLAYER_ACTIONS_OF_A_TURN = 4;
  * the turn's recall searches with their texts.
  */
 export function playerActionsOfTurn(state: Pick<AdventureState, 'path' | 'inFlight'>): PathEntry[] {
-  const tail = storyTail(state, PLAYER_ACTIONS_OF_A_TURN);
+  // A room's turn answers every action of its round, however many.
+  const reach = Math.max(PLAYER_ACTIONS_OF_A_TURN, state.inFlight?.actionIds.length ?? 0);
+  const tail = storyTail(state, reach);
   let start = tail.length;
   while (start > 0 && tail[start - 1].type !== 'ai') start--;
   return tail.slice(start);
@@ -149,11 +151,29 @@ function findOutcome(state: AdventureState, turnId: string): TurnOutcome | undef
  * does not carry this action's text. History readers load events by version and call this.
  */
 export function actionTextFromEvent(event: AdventureEvent, actionId: string): string | null {
+  if (event.type === 'PlayersActed') {
+    return event.data.actions.find((action) => action.id === actionId)?.text ?? null;
+  }
   const held = actionTextOfEvent(event);
   return held?.id === actionId ? held.text : null;
 }
 
-/** The action text an event holds (an event holds at most one), with the action's id. */
+/**
+ * The action texts an event writes into the story, with each action's id: one, none, or a
+ * turn of several players' actions (`PlayersActed`).
+ */
+export function actionTextsOfEvent(event: AdventureEvent): { id: string; text: string }[] {
+  if (event.type === 'PlayersActed') {
+    return event.data.actions.map((action) => ({ id: action.id, text: action.text }));
+  }
+  const held = actionTextOfEvent(event);
+  return held ? [held] : [];
+}
+
+/**
+ * The action text an event holds when it holds one, with the action's id (a PlayersActed holds
+ * several: read it with `actionTextsOfEvent`).
+ */
 export function actionTextOfEvent(event: AdventureEvent): { id: string; text: string } | null {
   switch (event.type) {
     case 'AdventureCreated':

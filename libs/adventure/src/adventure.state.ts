@@ -18,6 +18,7 @@ import type { ScriptHookRanData, ScriptRecord } from './script.events';
 import type { ScriptStateRecord } from './script-state.store';
 import type { NarrationFailureCode } from './narration-failure';
 import { emptyRoom, type RoomState } from './room.state';
+import { emptyTurns, type TurnsState } from './round.state';
 
 /**
  * Bump when the projection's shape or the fold's meaning changes: snapshots are keyed by it, so
@@ -33,7 +34,10 @@ import { emptyRoom, type RoomState } from './room.state';
  * no longer forgets (the bank keeps every memory). 10: the turn in flight holds the state events
  * its player's text carried (`inFlight.playerEvents`, the referee's, now the decider's), read
  * from `playerTextEvents`. 11: the room (`room`: members, invites, bans) and the room settings
- * (`turnPolicy`, `idleTimeoutSeconds`, `roundTimeoutSeconds`, `perPlayerDailyTokens`). How a
+ * (`turnPolicy`, `idleTimeoutSeconds`, `roundTimeoutSeconds`, `perPlayerDailyTokens`).
+ * 12: rooms' turns: the turn in flight lists every action it answers (`inFlight.actionIds`),
+ * and `turns` holds the held actions, the open round, who is away, the hot-seat's place and
+ * each room action's actor. How a
  * snapshot is written is the codec's own (adventure-store's snapshot.codec.ts): a snapshot of
  * another codec reads as none, with no bump here.
  */
@@ -84,8 +88,13 @@ export type TurnKind = 'action' | 'retry' | 'continue';
 export interface TurnInFlight {
   turnId: string;
   kind: TurnKind;
-  /** The player action written for this turn; null for continue and retry. */
+  /** The player action written for this turn (the last, when it wrote several); null for continue and retry. */
   actionId: string | null;
+  /**
+   * Every player action the turn answers, oldest first: the one it wrote, a closed round's or
+   * the held ones (`PlayersActed`), or, for a retry, those the replaced take answered.
+   */
+  actionIds: string[];
   /** The take a retry replaces: excluded from every read of the story while in flight. */
   replacesActionId: string | null;
   /** Stream version of the event that started the turn. */
@@ -179,6 +188,8 @@ export interface AdventureState {
   parkedCards: StoryCard[];
   /** Who shares the adventure: members (the owner is the host), invites, bans (room.state.ts). */
   room: RoomState;
+  /** A room's turn policy bookkeeping (round.state.ts); empty in a one-player adventure. */
+  turns: TurnsState;
 }
 
 // The story tree grows by two nodes a turn and a projection is never changed in place (see the
@@ -301,5 +312,6 @@ export function initialState(): AdventureState {
     scriptCardHomes: {},
     parkedCards: [],
     room: emptyRoom(),
+    turns: emptyTurns(),
   };
 }

@@ -7,7 +7,11 @@ import type { AdventureEvent } from './adventure.events';
 
 describe('the event catalogue', () => {
   it('given the turn roles, then a turn starts with an action or a retry and ends however it ends', () => {
-    expect(eventTypesThat('starts').sort()).toEqual(['PlayerActed', 'RetryRequested']);
+    expect(eventTypesThat('starts').sort()).toEqual([
+      'PlayerActed',
+      'PlayersActed',
+      'RetryRequested',
+    ]);
     expect(eventTypesThat('ends').sort()).toEqual([
       'Narrated',
       'NarrationCancelled',

@@ -173,6 +173,15 @@ export const EVENT_CATALOGUE: Catalogue = {
   CharacterChanged: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.CharacterChanged },
   RoomHandedOver: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.RoomHandedOver },
   RoomReset: { ...ROOM, schemaVersion: 1, check: EVENT_CHECKS.RoomReset },
+  // A room's turns (round.events.ts): a closed round's or the held actions' turn starts one.
+  PlayersActed: { ...NEITHER, schemaVersion: 1, turn: 'starts', check: EVENT_CHECKS.PlayersActed },
+  ActionHeld: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.ActionHeld },
+  ActionSubmitted: { ...NEITHER, schemaVersion: 1, check: EVENT_CHECKS.ActionSubmitted },
+  SubmissionWithdrawn: { ...NEITHER, schemaVersion: 1 },
+  PlayerPassed: { ...NEITHER, schemaVersion: 1 },
+  PlayerMarkedAway: { ...NEITHER, schemaVersion: 1 },
+  RoundCloseDue: { ...NEITHER, schemaVersion: 1 },
+  RoundClosed: { ...NEITHER, schemaVersion: 1 },
 };
 
 export const ADVENTURE_EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as AdventureEventType[];

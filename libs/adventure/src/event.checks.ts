@@ -9,6 +9,7 @@ import type { AdventureEvent, AdventureEventType, StoryCard } from './adventure.
 import type { RoomEventType } from './room.events';
 import { InvalidCommandError, LimitExceededError } from './adventure.errors';
 import { LIMITS } from './adventure.limits';
+import type { TurnAction } from './round.events';
 import { nodeOf, type AdventureState } from './adventure.state';
 import { cardIdsHeld, cardsHeld } from './script-cards.projector';
 import {
@@ -428,4 +429,30 @@ export const EVENT_CHECKS = {
     if (d.usage !== undefined) checkUsage('data.usage', d.usage);
   },
   ...ROOM_CHECKS,
+  PlayersActed: (d, before) => {
+    if (!Array.isArray(d.actions) || d.actions.length === 0) {
+      invalid('data.actions must list at least one action');
+    }
+    const ids = new Set<string>();
+    d.actions.forEach((action, index) => {
+      checkTurnAction(`data.actions[${index}]`, action);
+      requireNewAction(before, action.id);
+      if (ids.has(action.id)) invalid(`data.actions[${index}].id is repeated`);
+      ids.add(action.id);
+    });
+  },
+  ActionHeld: (d) => checkTurnAction('data.action', d.action),
+  ActionSubmitted: (d) => checkTurnAction('data.action', d.action),
 } satisfies { readonly [T in AdventureEventType]?: EventCheck<T> };
+
+/** A player's action of a room's turn (round.events.ts), as an imported event carries it. */
+function checkTurnAction(field: string, action: TurnAction): void {
+  if (typeof action !== 'object' || action === null) invalid(`${field} is missing`);
+  checkId(`${field}.id`, action.id);
+  checkId(`${field}.actorId`, action.actorId);
+  if (!['do', 'say', 'story'].includes(action.type)) {
+    invalid(`${field}.type must be do, say or story`);
+  }
+  checkText(`${field}.text`, action.text, { max: LIMITS.actionChars });
+  checkCount(`${field}.tokens`, action.tokens);
+}

@@ -35,3 +35,7 @@ export type { NarrativeCorrection } from './narrative.port';
 export * from './event.validation';
 export * from './read-models';
 export * from './turn.idempotency';
+export * from './round.events';
+export * from './round.state';
+export * from './round.room';
+export * from './round.decider';

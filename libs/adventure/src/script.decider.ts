@@ -178,6 +178,11 @@ const NUL = String.fromCharCode(0);
 const LONE_SURROGATES = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
 /** Script text made storable: the decider's text rules refuse what a player could fix. */
+/** The text an onInput chain left, as a player action stores it. */
+export function storedScriptText(script: ScriptedInput): string {
+  return storableText(script.text ?? '', LIMITS.actionChars);
+}
+
 export function storableText(text: string, max: number): string {
   return text.replaceAll(NUL, '').replace(LONE_SURROGATES, '\uFFFD').slice(0, max);
 }

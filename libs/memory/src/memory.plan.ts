@@ -49,9 +49,9 @@ export type StoryEntry = PathEntry & { depth: number };
  */
 export function storyEntries(state: AdventureState): StoryEntry[] {
   const path = storyPath(state);
-  const inFlightAt = state.inFlight?.actionId
-    ? path.findIndex((entry) => entry.id === state.inFlight?.actionId)
-    : -1;
+  // A turn of several actions (a room's round) is left out from its first.
+  const first = state.inFlight?.kind === 'action' ? state.inFlight.actionIds[0] : undefined;
+  const inFlightAt = first ? path.findIndex((entry) => entry.id === first) : -1;
   const settled = inFlightAt === -1 ? path : path.slice(0, inFlightAt);
   return settled.map((entry) => ({ ...entry, depth: requireNode(state, entry.id).depth }));
 }
