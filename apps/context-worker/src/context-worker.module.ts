@@ -23,6 +23,7 @@ import { TurnRecorder } from './turn.recorder';
 import { FinishedNarrationStore } from './finished-narration.store';
 import { NarrateProcessor } from './narrate.processor';
 import { TurnReconciler } from './turn.reconciler';
+import { TurnTimerUseCase } from './turn-timer.use-case';
 import { WORKER_CONFIG } from './worker-config.token';
 
 /** The narrate worker's BullMQ options, from configuration. */
@@ -87,6 +88,7 @@ export class ContextWorkerModule {
         { provide: NarrateProcessor, useClass: ConfiguredNarrateProcessor },
         TurnReconciler,
         AppendAnnouncer,
+        TurnTimerUseCase,
       ],
       exports: [NarrateTurnUseCase, TurnReconciler],
     };

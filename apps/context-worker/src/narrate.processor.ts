@@ -8,6 +8,7 @@ import {
   JobName,
   QueueName,
   type NarrateJob,
+  type TurnTimerJob,
 } from '@chronicle/queue';
 import { randomUUID } from 'node:crypto';
 import { decideTurnStep } from '@chronicle/adventure';
@@ -19,9 +20,13 @@ import {
 } from './narrate-turn.use-case';
 import { NarrateAdmission } from './narrate.admission';
 import { WORKER_CONFIG } from './worker-config.token';
+import { TurnTimerUseCase } from './turn-timer.use-case';
 
 /** The jobs this processor answers, checked against the registry at start-up. */
-export const NARRATE_HANDLERS = [{ jobName: JobName.NarrateTurn }] as const;
+export const NARRATE_HANDLERS = [
+  { jobName: JobName.NarrateTurn },
+  { jobName: JobName.TurnTimer },
+] as const;
 
 /**
  * The narrate queue's consumer: job bookkeeping only (log context, roll-call tracking, the
@@ -39,6 +44,7 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     private readonly admission: NarrateAdmission,
     private readonly metrics: ChronicleMetrics,
     private readonly timer: TurnTimer,
+    private readonly turnTimers: TurnTimerUseCase,
   ) {
     super();
   }
@@ -56,7 +62,21 @@ export class NarrateProcessor extends WorkerHost implements OnApplicationBootstr
     }
   }
 
-  async process(job: Job<NarrateJob>, token?: string): Promise<NarrateOutcome> {
+  async process(
+    job: Job<NarrateJob> | Job<TurnTimerJob>,
+    token?: string,
+  ): Promise<NarrateOutcome | { appended: number }> {
+    if (job.name === JobName.TurnTimer) {
+      // A room's timer: no model call, so no admission; the decider judges it (turn-timer.use-case.ts).
+      const timer = job.data as TurnTimerJob;
+      return withLogContext({ adventureId: timer.adventureId, jobId: job.id ?? '' }, () =>
+        this.turnTimers.fire(timer, job.id ?? ''),
+      );
+    }
+    return this.narrate(job as Job<NarrateJob>, token);
+  }
+
+  private async narrate(job: Job<NarrateJob>, token?: string): Promise<NarrateOutcome> {
     if (job.name !== JobName.NarrateTurn) {
       throw new UnrecoverableError(`the narrate queue has no handler for job "${job.name}"`);
     }

@@ -1,7 +1,15 @@
 // Which background work follows which events: a pure function of what was just decided and the
 // adventure it leaves, so the rule lives in one place instead of in each use case that appends.
 // The command handler writes these jobs to the outbox in the same statement as the events.
-import { turnRoleOf, type AdventureState, type DecidedEvent } from '@chronicle/adventure';
+import {
+  currentPlayerOf,
+  isRoomAdventure,
+  roomTimeoutsOf,
+  turnPolicyOf,
+  turnRoleOf,
+  type AdventureState,
+  type DecidedEvent,
+} from '@chronicle/adventure';
 import { JobName, type JobRequest } from '@chronicle/queue';
 import { webhookEventOf } from '@chronicle/webhooks';
 
@@ -76,6 +84,51 @@ export function jobsAfter(
     jobs.push({
       jobName: JobName.UpdateMemory,
       payload: { adventureId, ...(state.ownerId !== null && { userId: state.ownerId }) },
+    });
+  }
+  return [...jobs, ...roomTimersAfter(events, state, adventureId)];
+}
+
+/**
+ * A room's timers (delayed jobs whose effect the decider judges when they run out):
+ * - `round`: a submission or pass in the open round sets its timeout and its idle timeout (the
+ *   first one sets them: the job id is the round's, so later ones are no-ops);
+ * - `hot-seat`: a turn that ends, or a skip, starts the next seat's idle timeout.
+ */
+function roomTimersAfter(
+  events: readonly DecidedEvent[],
+  state: AdventureState,
+  adventureId: string,
+): JobRequest[] {
+  if (!isRoomAdventure(state)) return [];
+  const timeouts = roomTimeoutsOf(state);
+  const policy = turnPolicyOf(state);
+  const jobs: JobRequest[] = [];
+  const timer = (payload: Omit<JobRequest & { jobName: 'turn-timer' }, 'jobName'>['payload']) =>
+    jobs.push({ jobName: JobName.TurnTimer, payload });
+  const roundId = state.turns.round.id;
+  if (
+    policy === 'round' &&
+    events.some(
+      (e) => (e.type === 'ActionSubmitted' || e.type === 'PlayerPassed') && e.data.roundId === roundId,
+    )
+  ) {
+    if (timeouts.round > 0) {
+      timer({ adventureId, timer: { timer: 'round', roundId }, delayMs: timeouts.round * 1000 });
+    }
+    if (timeouts.idle > 0) {
+      timer({ adventureId, timer: { timer: 'idle', roundId }, delayMs: timeouts.idle * 1000 });
+    }
+  }
+  const seatMoved = events.some(
+    (e) => turnRoleOf(e)?.role === 'ends' || (e.type === 'PlayerMarkedAway' && e.data.roundId === null),
+  );
+  const seat = currentPlayerOf(state);
+  if (policy === 'hot-seat' && seatMoved && !state.inFlight && seat !== null && timeouts.idle > 0) {
+    timer({
+      adventureId,
+      timer: { timer: 'seat', userId: seat, since: state.turns.seatSince },
+      delayMs: timeouts.idle * 1000,
     });
   }
   return jobs;

@@ -22,6 +22,12 @@ export function turnPolicyOf(state: AdventureState): TurnPolicy {
   return policy ?? 'free';
 }
 
+/** The room's timeouts in seconds (settings; 0 = no timer). */
+export function roomTimeoutsOf(state: AdventureState): { idle: number; round: number } {
+  const settings = state.settings as { idleTimeoutSeconds?: number; roundTimeoutSeconds?: number };
+  return { idle: settings.idleTimeoutSeconds ?? 0, round: settings.roundTimeoutSeconds ?? 0 };
+}
+
 /** True when someone besides the owner is a member: the turn policies apply. */
 export function isRoomAdventure(state: AdventureState): boolean {
   return membersOf(state).some(

@@ -24,6 +24,8 @@ export const JobName = {
   NotifyWebhooks: 'notify-webhooks',
   /** One signed POST to one webhook, retried with backoff. */
   DeliverWebhook: 'deliver-webhook',
+  /** A room's timer (round timeout, idle → away, hot-seat skip): delayed, on the narrate queue. */
+  TurnTimer: 'turn-timer',
 } as const;
 export type JobName = (typeof JobName)[keyof typeof JobName];
 
@@ -70,11 +72,26 @@ export interface DeliverWebhookJob extends WebhookEventJob {
   webhookId: string;
 }
 
+/**
+ * A room's timer: when it runs out the worker asks the adventure's decider what it does
+ * (`FireTurnTimer`), which is nothing when the round or seat it was set for has moved on.
+ */
+export interface TurnTimerJob {
+  adventureId: string;
+  timer:
+    | { timer: 'round'; roundId: string }
+    | { timer: 'idle'; roundId: string }
+    | { timer: 'seat'; userId: string; since: number };
+  /** How long after it is enqueued it runs. */
+  delayMs: number;
+}
+
 export interface JobPayloads {
   [JobName.NarrateTurn]: NarrateJob;
   [JobName.UpdateMemory]: MemoryJob;
   [JobName.NotifyWebhooks]: NotifyWebhooksJob;
   [JobName.DeliverWebhook]: DeliverWebhookJob;
+  [JobName.TurnTimer]: TurnTimerJob;
 }
 
 export const JOB_QUEUE: { readonly [J in JobName]: QueueName } = {
@@ -82,6 +99,7 @@ export const JOB_QUEUE: { readonly [J in JobName]: QueueName } = {
   [JobName.UpdateMemory]: QueueName.Memory,
   [JobName.NotifyWebhooks]: QueueName.Webhooks,
   [JobName.DeliverWebhook]: QueueName.Webhooks,
+  [JobName.TurnTimer]: QueueName.Narrate,
 };
 
 export const ALL_QUEUES: readonly QueueName[] = Object.values(QueueName);
@@ -145,6 +163,7 @@ export const DEFAULT_ATTEMPTS: { readonly [J in JobName]: number } = {
   [JobName.UpdateMemory]: 5,
   [JobName.NotifyWebhooks]: 5,
   [JobName.DeliverWebhook]: 8,
+  [JobName.TurnTimer]: 5,
 };
 
 /**
@@ -156,6 +175,7 @@ export const DEFAULT_RETRY_BASE_MS: { readonly [J in JobName]: number } = {
   [JobName.UpdateMemory]: 5_000,
   [JobName.NotifyWebhooks]: 2_000,
   [JobName.DeliverWebhook]: 10_000,
+  [JobName.TurnTimer]: 1_000,
 };
 
 /**
@@ -190,9 +210,20 @@ export function jobIdOf<J extends JobName>(
         `webhook-${requireId(webhookId, 'webhookId')}-${requireId(messageId, 'messageId')}`,
       );
     }
+    case JobName.TurnTimer:
+      return turnTimerJobId(payload as TurnTimerJob);
     default:
       throw new Error(`unknown job name "${String(jobName)}": add it to jobIdOf in libs/queue`);
   }
+}
+
+/**
+ * One timer per round (or seat): a second enqueue of the same timer is a no-op, so the first
+ * submission of a round sets it and the later ones leave it running.
+ */
+export function turnTimerJobId({ adventureId, timer }: TurnTimerJob): string {
+  const which = timer.timer === 'seat' ? `${timer.since}` : timer.roundId;
+  return safeJobId(`timer-${requireId(adventureId, 'adventureId')}-${timer.timer}-${which}`);
 }
 
 /** The narrate job of a turn (the reconciler and the API look it up by this). */
@@ -250,6 +281,15 @@ export function jobOptions<J extends JobName>(
         attempts: tries,
         // No jitter: a delivery records when its next attempt runs (`exponentialRetryMs`).
         backoff: { type: 'exponential', delay: base },
+        removeOnComplete: KEEP_COMPLETED,
+        removeOnFail: KEEP_FAILED,
+      };
+    case JobName.TurnTimer:
+      return {
+        jobId: jobIdOf(jobName, payload),
+        delay: Math.max(0, (payload as TurnTimerJob).delayMs),
+        attempts: tries,
+        backoff: { type: 'exponential', delay: base, jitter: 0.5 },
         removeOnComplete: KEEP_COMPLETED,
         removeOnFail: KEEP_FAILED,
       };
