@@ -24,6 +24,8 @@ import { CreateAdventureUseCase } from './adventures/create-adventure.use-case';
 import { FollowTurnUseCase } from './adventures/follow-turn.use-case';
 import { SubmitActionUseCase } from './adventures/submit-action.use-case';
 import { TurnsController } from './adventures/turns.controller';
+import { RoundsController } from './adventures/rounds.controller';
+import { RoundsUseCase } from './adventures/rounds.use-case';
 import { TurnsUseCase } from './adventures/turns.use-case';
 import { StreamSlots } from './adventures/stream-slots';
 import { HealthController } from './health/health.controller';
@@ -69,6 +71,7 @@ export class ApiModule {
         AdventuresController,
         TurnsController,
         RoomStreamController,
+        RoundsController,
         ScriptsController,
         RoomsController,
         AdminController,
@@ -83,6 +86,7 @@ export class ApiModule {
         AdventureCommandsUseCase,
         StoryCardLoreUseCase,
         SubmitActionUseCase,
+        RoundsUseCase,
         TurnsUseCase,
         FollowTurnUseCase,
         FollowRoomUseCase,

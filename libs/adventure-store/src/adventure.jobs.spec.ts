@@ -149,4 +149,80 @@ describe('jobsAfter', () => {
     ];
     expect(jobsAfter(events, state)).toEqual([]);
   });
+
+  describe('a room', () => {
+    /** The owner and a player under `policy`, with the given timeouts (the room as its state holds it). */
+    function room(policy: string, timeouts: { idle?: number; round?: number } = {}) {
+      const history = adventure();
+      const draft = (history as unknown as { draft: Record<string, unknown> }).draft;
+      draft.room = {
+        members: [
+          { userId: 'owner-1', role: 'host', character: null, status: 'active' },
+          { userId: 'mira', role: 'player', character: null, status: 'active' },
+        ],
+        invites: [],
+        banned: [],
+      };
+      draft.settings = {
+        ...(draft.settings as object),
+        turnPolicy: policy,
+        idleTimeoutSeconds: timeouts.idle ?? 0,
+        roundTimeoutSeconds: timeouts.round ?? 0,
+      };
+      return history;
+    }
+
+    it('given a round submission, then the round timer and idle timer are set; the last submission is narrated in the same append', () => {
+      const history = room('round', { idle: 30, round: 120 });
+      const first = history.run({
+        type: 'SubmitAction',
+        data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1', actorId: 'mira' },
+      });
+      expect(jobsAfter(first, history.state)).toEqual([
+        {
+          jobName: JobName.TurnTimer,
+          payload: {
+            adventureId: 'a1',
+            timer: { timer: 'round', roundId: 'round-1' },
+            delayMs: 120_000,
+          },
+        },
+        {
+          jobName: JobName.TurnTimer,
+          payload: {
+            adventureId: 'a1',
+            timer: { timer: 'idle', roundId: 'round-1' },
+            delayMs: 30_000,
+          },
+        },
+      ]);
+      const last = history.run({
+        type: 'SubmitAction',
+        data: { turnId: 't2', inputType: 'do', text: 'wait', actionId: 'x2', actorId: 'owner-1' },
+      });
+      expect(jobsAfter(last, history.state)).toEqual([
+        {
+          jobName: JobName.NarrateTurn,
+          payload: { adventureId: 'a1', turnId: 't2', userId: 'owner-1' },
+        },
+      ]);
+    });
+
+    it("given a hot-seat turn's end, then the next seat's idle timer is set", () => {
+      const history = room('hot-seat', { idle: 45 });
+      history.run({
+        type: 'SubmitAction',
+        data: { turnId: 't1', inputType: 'do', text: 'look', actionId: 'x1', actorId: 'owner-1' },
+      });
+      const ended = history.run(narrationCommand('t1', 'n1'));
+      expect(jobsAfter(ended, history.state)).toContainEqual({
+        jobName: JobName.TurnTimer,
+        payload: {
+          adventureId: 'a1',
+          timer: { timer: 'seat', userId: 'mira', since: history.state.turns.seatSince },
+          delayMs: 45_000,
+        },
+      });
+    });
+  });
 });

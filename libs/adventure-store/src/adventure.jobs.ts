@@ -110,7 +110,8 @@ function roomTimersAfter(
   if (
     policy === 'round' &&
     events.some(
-      (e) => (e.type === 'ActionSubmitted' || e.type === 'PlayerPassed') && e.data.roundId === roundId,
+      (e) =>
+        (e.type === 'ActionSubmitted' || e.type === 'PlayerPassed') && e.data.roundId === roundId,
     )
   ) {
     if (timeouts.round > 0) {
@@ -121,7 +122,8 @@ function roomTimersAfter(
     }
   }
   const seatMoved = events.some(
-    (e) => turnRoleOf(e)?.role === 'ends' || (e.type === 'PlayerMarkedAway' && e.data.roundId === null),
+    (e) =>
+      turnRoleOf(e)?.role === 'ends' || (e.type === 'PlayerMarkedAway' && e.data.roundId === null),
   );
   const seat = currentPlayerOf(state);
   if (policy === 'hot-seat' && seatMoved && !state.inFlight && seat !== null && timeouts.idle > 0) {

@@ -39,3 +39,4 @@ export * from './round.events';
 export * from './round.state';
 export * from './round.room';
 export * from './round.decider';
+export * from './round.view';

@@ -52,9 +52,12 @@ export function isRoundCommand(command: { type: string }): command is RoundComma
 
 /** Out of turn under `hot-seat`: the 409 names whose turn it is. */
 export class NotYourTurnError extends ConflictError {
+  /** Added to the 409's body. */
+  readonly details: { currentPlayer: string };
   constructor(readonly currentPlayer: string) {
     super(`it is ${currentPlayer}'s turn (hot-seat); wait for yours`);
     this.name = 'NotYourTurnError';
+    this.details = { currentPlayer };
   }
 }
 

@@ -23,6 +23,7 @@ describe('the queue registry', () => {
       'update-memory': 'memory',
       'notify-webhooks': 'webhooks',
       'deliver-webhook': 'webhooks',
+      'turn-timer': 'narrate',
     });
     for (const job of ALL_JOBS) expect(Object.values(QueueName)).toContain(queueOf(job));
   });
@@ -93,7 +94,10 @@ describe('the queue registry', () => {
   describe('assertEveryJobHandled', () => {
     it('accepts exactly one handler per job of the consumed queues', () => {
       expect(() =>
-        assertEveryJobHandled([{ jobName: JobName.NarrateTurn }], [QueueName.Narrate]),
+        assertEveryJobHandled(
+          [{ jobName: JobName.NarrateTurn }, { jobName: JobName.TurnTimer }],
+          [QueueName.Narrate],
+        ),
       ).not.toThrow();
       expect(() =>
         assertEveryJobHandled([
@@ -101,6 +105,7 @@ describe('the queue registry', () => {
           { jobName: JobName.UpdateMemory },
           { jobName: JobName.NotifyWebhooks },
           { jobName: JobName.DeliverWebhook },
+          { jobName: JobName.TurnTimer },
         ]),
       ).not.toThrow();
     });
@@ -129,6 +134,17 @@ describe('the queue registry', () => {
       expect(jobIdOf(JobName.NotifyWebhooks, { ...payload, adventureId: 'a1', userId: 'u1' })).toBe(
         'webhooks-msg_t1_narrated',
       );
+    });
+
+    it('given a room timer, then its id names the round (or seat) and it waits its delay', () => {
+      const payload = {
+        adventureId: 'adv-1',
+        timer: { timer: 'round' as const, roundId: 'round-3' },
+        delayMs: 5_000,
+      };
+      const options = jobOptions(JobName.TurnTimer, payload);
+      expect(options.jobId).toBe('timer-adv-1-round-round-3');
+      expect(options.delay).toBe(5_000);
     });
 
     it('names a missing handler, a duplicate and an unknown job', () => {

@@ -8,7 +8,9 @@ import {
   storyActionCount,
   storyPath,
   storySummary,
+  roomTurnsView,
   type AdventureState,
+  type RoomTurnsView,
 } from '@chronicle/adventure';
 import { AdventureOwners } from '@chronicle/accounts';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
@@ -191,6 +193,13 @@ export class AdventureReader {
             stream: turnStreamPath(adventureId, inFlight.turnId),
           }
         : null,
+      // A room's turn policy and what its round waits for; a one-player adventure has none.
+      ...roomBlock(state),
     };
   }
+}
+
+function roomBlock(state: AdventureState): { room?: RoomTurnsView } {
+  const room = roomTurnsView(state);
+  return room ? { room } : {};
 }

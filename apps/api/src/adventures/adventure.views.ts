@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { TurnAccepted } from './submit-action.use-case';
+import type { RoundSubmitted, TurnAccepted } from './submit-action.use-case';
 import type { AdventureFields, AdventureSettings, AdventureState } from '@chronicle/adventure';
 
 // What the adventure routes answer, declared for the OpenAPI document (`/docs/json`): the typed
@@ -39,6 +39,60 @@ export class TurnAcceptedView implements TurnAccepted {
   version!: number;
   @ApiProperty({ description: "The turn's SSE stream (GET it; resume with Last-Event-ID)" })
   stream!: string;
+  @ApiPropertyOptional({
+    enum: [true],
+    description:
+      'A room under `free`: held for the next turn (`turnId`), which starts when this one ends',
+  })
+  held?: true;
+  @ApiPropertyOptional({ description: 'A room under `round`: the round this action closed' })
+  roundId?: string;
+  @ApiPropertyOptional({ enum: [true] }) submitted?: true;
+}
+
+/** A room under `round`: the action is in the open round, which waits for others. */
+export class RoundSubmittedView implements RoundSubmitted {
+  @ApiProperty() roundId!: string;
+  @ApiProperty({ enum: [true] }) submitted!: true;
+  @ApiProperty({ format: 'uuid' }) actionId!: string;
+  @ApiProperty({ description: 'The stream version right after the submission' }) version!: number;
+}
+
+/** What a pass, a withdrawal or a close did to the open round. */
+export class RoundChangedView {
+  @ApiProperty({ description: 'The round the request was about' }) roundId!: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The turn that narrates the round, when the request closed it (null: still open, or nothing to narrate)',
+  })
+  turnId!: string | null;
+  @ApiProperty({ description: 'The stream version after the request' }) version!: number;
+}
+
+/** The turn policy's state in a room (GET /v1/adventures/:id `room`). */
+export class RoomRoundView {
+  @ApiProperty() id!: string;
+  @ApiProperty({ type: [String] }) submitted!: string[];
+  @ApiProperty({ type: [String] }) passed!: string[];
+  @ApiProperty({ type: [String], description: 'Players the round still waits for' })
+  waitingFor!: string[];
+  @ApiProperty({ type: [String] }) away!: string[];
+  @ApiProperty({ description: 'Closed while a turn was narrated: it closes when that turn ends' })
+  closing!: boolean;
+}
+
+export class RoomTurnsBlockView {
+  @ApiProperty({ enum: ['free', 'round', 'hot-seat'] }) policy!: 'free' | 'round' | 'hot-seat';
+  @ApiProperty({ type: RoomRoundView }) round!: RoomRoundView;
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'hot-seat: whose turn it is' })
+  currentPlayer?: string | null;
+  @ApiProperty({
+    type: [String],
+    description: 'free: players whose action waits for the next turn',
+  })
+  held!: string[];
 }
 
 export class ActionView {
@@ -124,6 +178,12 @@ export class AdventureView {
   lastNarration!: LastNarrationView | null;
   @ApiProperty({ type: TurnInFlightView, nullable: true })
   turnInFlight!: TurnInFlightView | null;
+  @ApiPropertyOptional({
+    type: RoomTurnsBlockView,
+    description:
+      'A room (more members than the owner): its turn policy and what the round waits for',
+  })
+  room?: RoomTurnsBlockView;
 }
 
 export class LoggedEventView {

@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   actingCharacterOf,
+  ConflictError,
+  isRoomAdventure,
+  nodeOf,
+  roomActionPlace,
   formatPlayerInput,
   runsInputScripts,
   type ScriptedInput,
@@ -44,6 +48,19 @@ export interface TurnAccepted {
   /** The stream version right after the event that started the turn. */
   version: number;
   stream: string;
+  /** A room under `free`: the action waits for the next turn (`turnId`), which starts when this one ends. */
+  held?: true;
+  /** A room under `round`: the round the action was submitted to (it closed: `turnId` narrates it). */
+  roundId?: string;
+  submitted?: true;
+}
+
+/** A room under `round`: the action is in the open round, which waits for others (202). */
+export interface RoundSubmitted {
+  roundId: string;
+  submitted: true;
+  actionId: string;
+  version: number;
 }
 
 /** The request an idempotency key stands for, as its fingerprint covers it. */
@@ -80,7 +97,8 @@ export class SubmitActionUseCase {
   async act(
     adventureId: string,
     input: { type: InputType; text?: string; id?: string },
-  ): Promise<TurnAccepted> {
+    actorId?: string,
+  ): Promise<TurnAccepted | RoundSubmitted> {
     const clientId = input.id?.toLowerCase();
     const eventId = clientId ?? randomUUID();
     const turnId = turnIdFor(adventureId, eventId);
@@ -96,7 +114,14 @@ export class SubmitActionUseCase {
     const command: TurnStartCommand & { type: 'SubmitAction' } = {
       type: 'SubmitAction',
       key: eventId,
-      data: { turnId, inputType: input.type, text: input.text ?? '', actionId: eventId },
+      data: {
+        turnId,
+        inputType: input.type,
+        text: input.text ?? '',
+        actionId: eventId,
+        // In a room the turn policy reads who sent it; a one-player adventure ignores it.
+        ...(actorId !== undefined && { actorId }),
+      },
     };
     const scripted =
       input.type === 'continue' || remembered
@@ -207,11 +232,12 @@ export class SubmitActionUseCase {
     const eventId = clientId ?? randomUUID();
     const turnId = turnIdFor(adventureId, eventId);
     const fingerprint = requestFingerprint({ kind: 'retry' } satisfies TurnRequest);
+    // A retry is never held or submitted: it starts a turn or is refused.
     return this.start(adventureId, fingerprint, undefined, {
       type: 'RequestRetry',
       key: eventId,
       data: { turnId },
-    });
+    }) as Promise<TurnAccepted>;
   }
 
   /**
@@ -223,19 +249,34 @@ export class SubmitActionUseCase {
     fingerprint: string,
     loaded: AdventureState | undefined,
     command: TurnStartCommand,
-  ): Promise<TurnAccepted> {
+  ): Promise<TurnAccepted | RoundSubmitted> {
     const turnId = command.data.turnId;
     currentLogContext().turnId = turnId;
     const state = loaded ?? (await this.adventures.get(adventureId));
-    // The narrate job follows from the event (see `jobsAfter`).
-    const handled = await this.adventures.handle(
-      adventureId,
-      command,
-      // requestedAt goes with the narrate job: POST → model request is measured from it.
-      { ...requestMetadata(), requestedAt: requestReceivedAt() },
-      { state, fingerprint },
-    );
+    let handled: Awaited<ReturnType<AdventureCommandHandler['handle']>>;
+    try {
+      // The narrate job follows from the event (see `jobsAfter`).
+      handled = await this.adventures.handle(
+        adventureId,
+        command,
+        // requestedAt goes with the narrate job: POST → model request is measured from it.
+        { ...requestMetadata(), requestedAt: requestReceivedAt() },
+        { state, fingerprint },
+      );
+    } catch (error) {
+      // A room's resend of an action held or submitted (or since narrated): the decider
+      // refuses it as taken; where it is now is the answer.
+      const resent = await this.roomResend(adventureId, command, error);
+      if (resent) return resent;
+      throw error;
+    }
     if (handled.original) return accepted(adventureId, handled.original);
+    const room = roomAnswer(adventureId, handled.events);
+    if (room) return room;
+    if (handled.duplicate && command.type === 'SubmitAction') {
+      const resent = await this.roomResend(adventureId, command, null);
+      if (resent) return resent;
+    }
     const started = handled.events[0];
     if (started?.type === 'PlayerActed') await this.announce(turnId, started);
     await this.announceScripts(turnId, handled.events, handled.state.scripts);
@@ -245,6 +286,36 @@ export class SubmitActionUseCase {
       actionId: action?.id ?? null,
       version: started?.version ?? handled.state.version,
       stream: turnStreamPath(adventureId, turnId),
+    };
+  }
+
+  /**
+   * A room member's resend of an action the log holds already (held, submitted, or a story node
+   * since): answered with where it is, never applied twice (its events' ids derive from the
+   * action id). Null when the action is not there: the refusal stands.
+   */
+  private async roomResend(
+    adventureId: string,
+    command: TurnStartCommand,
+    error: unknown,
+  ): Promise<TurnAccepted | RoundSubmitted | null> {
+    if (command.type !== 'SubmitAction' || command.data.actorId === undefined) return null;
+    if (error !== null && !(error instanceof ConflictError)) return null;
+    const state = await this.adventures.get(adventureId);
+    if (!isRoomAdventure(state)) return null;
+    const actionId = command.data.actionId;
+    const place = roomActionPlace(state, actionId);
+    if (place?.place === 'submitted') {
+      return { roundId: place.roundId, submitted: true, actionId, version: state.version };
+    }
+    const turnId = place?.place === 'held' ? place.turnId : nodeOf(state, actionId)?.turnId;
+    if (!turnId) return null;
+    return {
+      turnId,
+      actionId,
+      version: state.version,
+      stream: turnStreamPath(adventureId, turnId),
+      ...(place?.place === 'held' && { held: true as const }),
     };
   }
 
@@ -294,6 +365,39 @@ export class SubmitActionUseCase {
       });
     }
   }
+}
+
+/** A room's answer by what the action did: held for the next turn, or submitted to the round. */
+function roomAnswer(
+  adventureId: string,
+  events: readonly RecordedAdventureEvent[],
+): TurnAccepted | RoundSubmitted | null {
+  const [first] = events;
+  if (first?.type === 'ActionHeld') {
+    const { turnId, action } = first.data;
+    return {
+      turnId,
+      actionId: action.id,
+      version: first.version,
+      stream: turnStreamPath(adventureId, turnId),
+      held: true,
+    };
+  }
+  if (first?.type !== 'ActionSubmitted') return null;
+  const { roundId, action } = first.data;
+  const closed = events.find((event) => event.type === 'PlayersActed');
+  if (closed?.type !== 'PlayersActed') {
+    return { roundId, submitted: true, actionId: action.id, version: first.version };
+  }
+  const turnId = closed.data.turnId;
+  return {
+    turnId,
+    actionId: action.id,
+    version: closed.version,
+    stream: turnStreamPath(adventureId, turnId),
+    roundId,
+    submitted: true,
+  };
 }
 
 /** The answer to a resend: the turn its original event started, where that event sits. */

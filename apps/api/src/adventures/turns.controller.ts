@@ -13,6 +13,8 @@ import {
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
+  ApiExtraModels,
+  getSchemaPath,
   ApiHeader,
   ApiOperation,
   ApiProduces,
@@ -23,7 +25,7 @@ import {
 import type { Response } from 'express';
 import { BadRequestException } from '@nestjs/common';
 import { RetryDto, SubmitActionDto } from './adventure.dto';
-import { TurnAcceptedView } from './adventure.views';
+import { RoundSubmittedView, TurnAcceptedView } from './adventure.views';
 import { isUuid } from '../http/path-params.pipe';
 import { encodeFrame } from '@chronicle/turn-stream';
 import { FollowTurnUseCase, type SseTurnFrame } from './follow-turn.use-case';
@@ -33,6 +35,10 @@ import { StreamSlots } from './stream-slots';
 import { PlayerDailyCap } from './player-daily-cap';
 import { CurrentUser, type RequestUser } from '../auth/request-user';
 import { StartsTurn } from '../auth/starts-turn.decorator';
+
+function refs(model: new () => unknown): { $ref: string } {
+  return { $ref: getSchemaPath(model) };
+}
 
 /** A comment line every 15 s keeps proxies and clients from closing a quiet stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -59,9 +65,19 @@ export class TurnsController {
   @Post('actions')
   @StartsTurn()
   @HttpCode(HttpStatus.ACCEPTED)
-  @ApiOperation({ summary: 'Act (do, say, story) or continue: starts a turn' })
-  @ApiAcceptedResponse({ type: TurnAcceptedView })
-  @ApiResponse({ status: 409, description: 'A turn is in flight; wait for it or cancel it' })
+  @ApiOperation({
+    summary: 'Act (do, say, story) or continue: starts a turn',
+    description:
+      "In a room the turn policy answers: `free` starts a turn, or holds the action for the next (`held: true`, the next turn's `turnId`); `round` submits it to the open round (`{roundId, submitted: true}`, with the round's `turnId` when it closed the round); `hot-seat` acts only on the player's seat (409 with `currentPlayer` otherwise).",
+  })
+  @ApiExtraModels(TurnAcceptedView, RoundSubmittedView)
+  @ApiAcceptedResponse({
+    schema: { oneOf: [refs(TurnAcceptedView), refs(RoundSubmittedView)] },
+  })
+  @ApiResponse({
+    status: 409,
+    description: "A turn is in flight (wait for it or cancel it); hot-seat: not the player's turn",
+  })
   @ApiResponse({ status: 422, description: 'The id (idempotency key) was used with another body' })
   @ApiHeader({
     name: 'Idempotency-Key',
@@ -79,7 +95,7 @@ export class TurnsController {
     @CurrentUser() user: RequestUser,
   ) {
     await this.playerCap.assertWithin(id, user.id);
-    return this.submit.act(id, { ...body, id: idempotencyKey(body.id, key) });
+    return this.submit.act(id, { ...body, id: idempotencyKey(body.id, key) }, user.id);
   }
 
   @Post('retry')

@@ -38,6 +38,8 @@ interface Answer {
   status: number;
   message: string | string[];
   retryAfterSeconds?: number;
+  /** Fields a domain error adds to the body (hot-seat's 409 names `currentPlayer`). */
+  details?: Record<string, unknown>;
 }
 
 /** The answer for a known error class; null for anything else (a 500). */
@@ -54,10 +56,13 @@ export function answerFor(exception: unknown): Answer | null {
   }
   if (isDomainError(exception)) {
     const retryAfterSeconds = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
+    const details = (exception as { details?: unknown }).details;
     return {
       status: STATUS_BY_KIND[exception.kind],
       message: exception.message,
       ...(typeof retryAfterSeconds === 'number' && { retryAfterSeconds }),
+      ...(typeof details === 'object' &&
+        details !== null && { details: details as Record<string, unknown> }),
     };
   }
   if (exception instanceof StreamVersionConflictError) {
@@ -107,7 +112,9 @@ export class ErrorFilter implements ExceptionFilter {
       }
       if (answer.status === HttpStatus.SERVICE_UNAVAILABLE) this.logger.warn(answer.message);
       else if (answer.status >= 500) this.logger.error(exception as Error);
-      response.status(answer.status).json(errorBody(answer.status, answer.message));
+      response
+        .status(answer.status)
+        .json({ ...errorBody(answer.status, answer.message), ...answer.details });
       return;
     }
     this.logger.error(exception instanceof Error ? exception : String(exception));
