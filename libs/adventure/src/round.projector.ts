@@ -27,7 +27,7 @@ function withRound(turns: TurnsState, round: OpenRound): TurnsState {
 }
 
 /** `state.turns` after `event` (replaced, never changed in place). */
-// eslint-disable-next-line complexity -- one switch over the turn-policy events, read in one place
+// eslint-disable-next-line max-lines-per-function -- one switch over the turn-policy events, read in one place
 export function noteTurns(
   state: Pick<AdventureState, 'turns'>,
   event: RecordedAdventureEvent,

@@ -209,7 +209,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Act (do, say, story) or continue: starts a turn */
+        /**
+         * Act (do, say, story) or continue: starts a turn
+         * @description In a room the turn policy answers: `free` starts a turn, or holds the action for the next (`held: true`, the next turn's `turnId`); `round` submits it to the open round (`{roundId, submitted: true}`, with the round's `turnId` when it closed the round); `hot-seat` acts only on the player's seat (409 with `currentPlayer` otherwise).
+         */
         post: operations["TurnsController_act"];
         delete?: never;
         options?: never;
@@ -593,6 +596,60 @@ export interface paths {
         /** Narrate the last turn again as a new take */
         post: operations["TurnsController_retry"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/adventures/{id}/rounds/current/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Close the round now (the host): its submissions are narrated together
+         * @description While a turn is narrated the round closes when that turn ends (`turnId` is then null).
+         */
+        post: operations["RoundsController_close"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/adventures/{id}/rounds/current/pass": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pass this round (a player); the last one in closes it */
+        post: operations["RoundsController_pass"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/adventures/{id}/rounds/current/submission": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Withdraw your submission before the round closes */
+        delete: operations["RoundsController_withdraw"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1075,6 +1132,8 @@ export interface components {
                 [key: string]: string;
             };
             plotEssentials: string;
+            /** @description A room (more members than the owner): its turn policy and what the round waits for */
+            room?: components["schemas"]["RoomTurnsBlockView"];
             settings?: {
                 contextTokenBudget: number;
             } & {
@@ -1539,6 +1598,42 @@ export interface components {
              */
             id?: string;
         };
+        RoomRoundView: {
+            away: string[];
+            /** @description Closed while a turn was narrated: it closes when that turn ends */
+            closing: boolean;
+            id: string;
+            passed: string[];
+            submitted: string[];
+            /** @description Players the round still waits for */
+            waitingFor: string[];
+        };
+        RoomTurnsBlockView: {
+            /** @description hot-seat: whose turn it is */
+            currentPlayer?: string | null;
+            /** @description free: players whose action waits for the next turn */
+            held: string[];
+            /** @enum {string} */
+            policy: "free" | "round" | "hot-seat";
+            round: components["schemas"]["RoomRoundView"];
+        };
+        RoundChangedView: {
+            /** @description The round the request was about */
+            roundId: string;
+            /** @description The turn that narrates the round, when the request closed it (null: still open, or nothing to narrate) */
+            turnId: string | null;
+            /** @description The stream version after the request */
+            version: number;
+        };
+        RoundSubmittedView: {
+            /** Format: uuid */
+            actionId: string;
+            roundId: string;
+            /** @enum {boolean} */
+            submitted: true;
+            /** @description The stream version right after the submission */
+            version: number;
+        };
         ScriptTestDto: {
             /** @enum {string} */
             hook: "input" | "context" | "output";
@@ -1745,8 +1840,17 @@ export interface components {
         TurnAcceptedView: {
             /** @description The player action written; null for continue and retry */
             actionId: string | null;
+            /**
+             * @description A room under `free`: held for the next turn (`turnId`), which starts when this one ends
+             * @enum {boolean}
+             */
+            held?: true;
+            /** @description A room under `round`: the round this action closed */
+            roundId?: string;
             /** @description The turn's SSE stream (GET it; resume with Last-Event-ID) */
             stream: string;
+            /** @enum {boolean} */
+            submitted?: true;
             /** Format: uuid */
             turnId: string;
             /** @description The stream version right after the event that started the turn */
@@ -2161,10 +2265,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TurnAcceptedView"];
+                    "application/json": components["schemas"]["TurnAcceptedView"] | components["schemas"]["RoundSubmittedView"];
                 };
             };
-            /** @description A turn is in flight; wait for it or cancel it */
+            /** @description A turn is in flight (wait for it or cancel it); hot-seat: not the player's turn */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2840,6 +2944,90 @@ export interface operations {
             };
             /** @description The id (idempotency key) was used with another body */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoundsController_close: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoundChangedView"];
+                };
+            };
+            /** @description Not the host, or the round has nothing in it */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoundsController_pass: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoundChangedView"];
+                };
+            };
+            /** @description The adventure's turn policy is not round */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    RoundsController_withdraw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoundChangedView"];
+                };
+            };
+            /** @description You have no submission in the open round */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
