@@ -203,7 +203,7 @@ describe('jobsAfter', () => {
       expect(jobsAfter(last, history.state)).toEqual([
         {
           jobName: JobName.NarrateTurn,
-          payload: { adventureId: 'a1', turnId: 't2', userId: 'owner-1' },
+          payload: { adventureId: 'a1', turnId: 't1', userId: 'owner-1' },
         },
       ]);
     });

@@ -117,7 +117,7 @@ describe('round decider (turn policies of a room)', () => {
       const last = send(history, 'tam', 'I hide', 'a-2');
       expect(types(last)).toEqual(['ActionSubmitted', 'PlayersActed']);
       expect(last[1]).toMatchObject({
-        data: { turnId: 'turn-of-a-2', roundId: 'round-1', closedBy: 'all-in' },
+        data: { turnId: 'turn-of-a-1', roundId: 'round-1', closedBy: 'all-in' },
       });
       expect(history.state.inFlight?.actionIds).toEqual(['a-1', 'a-2']);
       expect(history.state.turns.round.id).toBe('round-2');

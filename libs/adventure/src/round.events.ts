@@ -33,7 +33,7 @@ export type ActionHeld = { type: 'ActionHeld'; data: { turnId: string; action: T
 /** `round`: a player's action for the open round; a newer one from the same player replaces it. */
 export type ActionSubmitted = {
   type: 'ActionSubmitted';
-  /** `turnId`: the turn this submission starts if it is the last before the round closes. */
+  /** `turnId`: the turn id it was sent under; the round's first submission names the round's turn. */
   data: { roundId: string; turnId: string; action: TurnAction };
 };
 export type SubmissionWithdrawn = {

@@ -71,7 +71,8 @@ export function noteTurns(
           ...round,
           submitted: [...round.submitted.filter((a) => a.actorId !== action.actorId), action],
           passed: without(round.passed, action.actorId),
-          turnId,
+          // The round's turn is named by its first submission: every answer can give it.
+          turnId: round.turnId ?? turnId,
         },
       );
       return;

@@ -14,7 +14,7 @@ export interface OpenRound {
   /** In submission order (a replacement goes to the end). */
   submitted: TurnAction[];
   passed: string[];
-  /** The turn id the newest submission was sent under: the round's turn when it closes. */
+  /** The turn id the round's first submission was sent under: the round's turn when it closes. */
   turnId: string | null;
   /** The timer ran out or the host closed it while a turn was narrated: it closes when that ends. */
   closeDue: 'timer' | 'host' | null;

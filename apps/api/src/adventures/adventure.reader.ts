@@ -39,6 +39,11 @@ export function turnStreamPath(adventureId: string, turnId: string): string {
   return `/v1/adventures/${adventureId}/turns/${turnId}/stream`;
 }
 
+/** A room's stream (spec/multiplayer.md §3.4): its frames say when a waiting action's turn starts. */
+export function roomStreamPath(adventureId: string): string {
+  return `/v1/adventures/${adventureId}/stream`;
+}
+
 @Injectable()
 export class AdventureReader {
   constructor(

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { RoundSubmitted, TurnAccepted } from './submit-action.use-case';
+import type { TurnAccepted } from './submit-action.use-case';
 import type { AdventureFields, AdventureSettings, AdventureState } from '@chronicle/adventure';
 
 // What the adventure routes answer, declared for the OpenAPI document (`/docs/json`): the typed
@@ -45,17 +45,16 @@ export class TurnAcceptedView implements TurnAccepted {
       'A room under `free`: held for the next turn (`turnId`), which starts when this one ends',
   })
   held?: true;
-  @ApiPropertyOptional({ description: 'A room under `round`: the round this action closed' })
+  @ApiPropertyOptional({
+    description: 'A room under `round`: the round the action was submitted to',
+  })
   roundId?: string;
   @ApiPropertyOptional({ enum: [true] }) submitted?: true;
-}
-
-/** A room under `round`: the action is in the open round, which waits for others. */
-export class RoundSubmittedView implements RoundSubmitted {
-  @ApiProperty() roundId!: string;
-  @ApiProperty({ enum: [true] }) submitted!: true;
-  @ApiProperty({ format: 'uuid' }) actionId!: string;
-  @ApiProperty({ description: 'The stream version right after the submission' }) version!: number;
+  @ApiPropertyOptional({
+    enum: [true],
+    description: "A room under `round`: this submission closed the round; `stream` is its turn's",
+  })
+  closed?: true;
 }
 
 /** What a pass, a withdrawal or a close did to the open round. */

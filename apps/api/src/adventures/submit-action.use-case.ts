@@ -37,7 +37,7 @@ import { currentLogContext } from '@chronicle/platform';
 import { TurnStreamPublisher, type TurnFrame } from '@chronicle/turn-stream';
 import { requestReceivedAt } from '../http/correlation.middleware';
 import { requestMetadata } from '../http/request-actor';
-import { turnStreamPath } from './adventure.reader';
+import { roomStreamPath, turnStreamPath } from './adventure.reader';
 import { requestFingerprint, turnIdFor } from './turn-id';
 
 /** The answer to an accepted turn (202): where to watch it. */
@@ -50,17 +50,11 @@ export interface TurnAccepted {
   stream: string;
   /** A room under `free`: the action waits for the next turn (`turnId`), which starts when this one ends. */
   held?: true;
-  /** A room under `round`: the round the action was submitted to (it closed: `turnId` narrates it). */
+  /** A room under `round`: the round the action was submitted to; `turnId` is the turn that narrates it. */
   roundId?: string;
   submitted?: true;
-}
-
-/** A room under `round`: the action is in the open round, which waits for others (202). */
-export interface RoundSubmitted {
-  roundId: string;
-  submitted: true;
-  actionId: string;
-  version: number;
+  /** A room under `round`: this submission closed the round, and its turn has started. */
+  closed?: true;
 }
 
 /** The request an idempotency key stands for, as its fingerprint covers it. */
@@ -98,7 +92,7 @@ export class SubmitActionUseCase {
     adventureId: string,
     input: { type: InputType; text?: string; id?: string },
     actorId?: string,
-  ): Promise<TurnAccepted | RoundSubmitted> {
+  ): Promise<TurnAccepted> {
     const clientId = input.id?.toLowerCase();
     const eventId = clientId ?? randomUUID();
     const turnId = turnIdFor(adventureId, eventId);
@@ -232,12 +226,11 @@ export class SubmitActionUseCase {
     const eventId = clientId ?? randomUUID();
     const turnId = turnIdFor(adventureId, eventId);
     const fingerprint = requestFingerprint({ kind: 'retry' } satisfies TurnRequest);
-    // A retry is never held or submitted: it starts a turn or is refused.
     return this.start(adventureId, fingerprint, undefined, {
       type: 'RequestRetry',
       key: eventId,
       data: { turnId },
-    }) as Promise<TurnAccepted>;
+    });
   }
 
   /**
@@ -249,7 +242,7 @@ export class SubmitActionUseCase {
     fingerprint: string,
     loaded: AdventureState | undefined,
     command: TurnStartCommand,
-  ): Promise<TurnAccepted | RoundSubmitted> {
+  ): Promise<TurnAccepted> {
     const turnId = command.data.turnId;
     currentLogContext().turnId = turnId;
     const state = loaded ?? (await this.adventures.get(adventureId));
@@ -271,7 +264,7 @@ export class SubmitActionUseCase {
       throw error;
     }
     if (handled.original) return accepted(adventureId, handled.original);
-    const room = roomAnswer(adventureId, handled.events);
+    const room = roomAnswer(adventureId, handled.events, handled.state);
     if (room) return room;
     if (handled.duplicate && command.type === 'SubmitAction') {
       const resent = await this.roomResend(adventureId, command, null);
@@ -298,25 +291,22 @@ export class SubmitActionUseCase {
     adventureId: string,
     command: TurnStartCommand,
     error: unknown,
-  ): Promise<TurnAccepted | RoundSubmitted | null> {
+  ): Promise<TurnAccepted | null> {
     if (command.type !== 'SubmitAction' || command.data.actorId === undefined) return null;
     if (error !== null && !(error instanceof ConflictError)) return null;
     const state = await this.adventures.get(adventureId);
     if (!isRoomAdventure(state)) return null;
     const actionId = command.data.actionId;
     const place = roomActionPlace(state, actionId);
+    const waiting = { actionId, version: state.version, stream: roomStreamPath(adventureId) };
     if (place?.place === 'submitted') {
-      return { roundId: place.roundId, submitted: true, actionId, version: state.version };
+      const turnId = state.turns.round.turnId ?? command.data.turnId;
+      return { ...waiting, turnId, roundId: place.roundId, submitted: true };
     }
-    const turnId = place?.place === 'held' ? place.turnId : nodeOf(state, actionId)?.turnId;
+    if (place?.place === 'held') return { ...waiting, turnId: place.turnId, held: true };
+    const turnId = nodeOf(state, actionId)?.turnId;
     if (!turnId) return null;
-    return {
-      turnId,
-      actionId,
-      version: state.version,
-      stream: turnStreamPath(adventureId, turnId),
-      ...(place?.place === 'held' && { held: true as const }),
-    };
+    return { ...waiting, turnId, stream: turnStreamPath(adventureId, turnId) };
   }
 
   /**
@@ -367,27 +357,35 @@ export class SubmitActionUseCase {
   }
 }
 
-/** A room's answer by what the action did: held for the next turn, or submitted to the round. */
+/**
+ * A room's answer by what the action did. Held for the next turn (`free`) or submitted to a
+ * round that still waits: `turnId` is the turn that will answer it, and `stream` the room's,
+ * whose frames say when that turn starts (its own stream has nothing before). A submission that
+ * closed its round: the round's turn and its stream.
+ */
 function roomAnswer(
   adventureId: string,
   events: readonly RecordedAdventureEvent[],
-): TurnAccepted | RoundSubmitted | null {
+  state: AdventureState,
+): TurnAccepted | null {
   const [first] = events;
   if (first?.type === 'ActionHeld') {
     const { turnId, action } = first.data;
-    return {
-      turnId,
-      actionId: action.id,
-      version: first.version,
-      stream: turnStreamPath(adventureId, turnId),
-      held: true,
-    };
+    const stream = roomStreamPath(adventureId);
+    return { turnId, actionId: action.id, version: first.version, stream, held: true };
   }
   if (first?.type !== 'ActionSubmitted') return null;
   const { roundId, action } = first.data;
   const closed = events.find((event) => event.type === 'PlayersActed');
   if (closed?.type !== 'PlayersActed') {
-    return { roundId, submitted: true, actionId: action.id, version: first.version };
+    return {
+      turnId: state.turns.round.turnId ?? first.data.turnId,
+      actionId: action.id,
+      version: first.version,
+      stream: roomStreamPath(adventureId),
+      roundId,
+      submitted: true,
+    };
   }
   const turnId = closed.data.turnId;
   return {
@@ -397,6 +395,7 @@ function roomAnswer(
     stream: turnStreamPath(adventureId, turnId),
     roundId,
     submitted: true,
+    closed: true,
   };
 }
 

@@ -13,8 +13,6 @@ import {
 } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
-  ApiExtraModels,
-  getSchemaPath,
   ApiHeader,
   ApiOperation,
   ApiProduces,
@@ -25,7 +23,7 @@ import {
 import type { Response } from 'express';
 import { BadRequestException } from '@nestjs/common';
 import { RetryDto, SubmitActionDto } from './adventure.dto';
-import { RoundSubmittedView, TurnAcceptedView } from './adventure.views';
+import { TurnAcceptedView } from './adventure.views';
 import { isUuid } from '../http/path-params.pipe';
 import { encodeFrame } from '@chronicle/turn-stream';
 import { FollowTurnUseCase, type SseTurnFrame } from './follow-turn.use-case';
@@ -35,10 +33,6 @@ import { StreamSlots } from './stream-slots';
 import { PlayerDailyCap } from './player-daily-cap';
 import { CurrentUser, type RequestUser } from '../auth/request-user';
 import { StartsTurn } from '../auth/starts-turn.decorator';
-
-function refs(model: new () => unknown): { $ref: string } {
-  return { $ref: getSchemaPath(model) };
-}
 
 /** A comment line every 15 s keeps proxies and clients from closing a quiet stream. */
 export const HEARTBEAT_MS = 15_000;
@@ -68,12 +62,9 @@ export class TurnsController {
   @ApiOperation({
     summary: 'Act (do, say, story) or continue: starts a turn',
     description:
-      "In a room the turn policy answers: `free` starts a turn, or holds the action for the next (`held: true`, the next turn's `turnId`); `round` submits it to the open round (`{roundId, submitted: true}`, with the round's `turnId` when it closed the round); `hot-seat` acts only on the player's seat (409 with `currentPlayer` otherwise).",
+      "In a room the turn policy answers. `free`: starts a turn, or holds the action for the next (`held: true`; `turnId` is the next turn, `stream` the room's, which says when it starts). `round`: submits it to the open round (`roundId`, `submitted: true`; `turnId` is the round's turn; `closed: true` and the turn's `stream` when this submission closed the round, else the room's `stream`). `hot-seat`: acts only on the player's seat (409 with `currentPlayer` otherwise).",
   })
-  @ApiExtraModels(TurnAcceptedView, RoundSubmittedView)
-  @ApiAcceptedResponse({
-    schema: { oneOf: [refs(TurnAcceptedView), refs(RoundSubmittedView)] },
-  })
+  @ApiAcceptedResponse({ type: TurnAcceptedView })
   @ApiResponse({
     status: 409,
     description: "A turn is in flight (wait for it or cancel it); hot-seat: not the player's turn",
