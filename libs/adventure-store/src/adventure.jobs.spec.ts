@@ -1,5 +1,5 @@
-import { type AdventureEvent } from '@chronicle/adventure';
-import { AdventureHistory, narrationCommand } from '@chronicle/adventure/testing';
+import { type AdventureEvent, type TurnPolicy } from '@chronicle/adventure';
+import { AdventureHistory, narrationCommand, roomHistory } from '@chronicle/adventure/testing';
 import { JobName } from '@chronicle/queue';
 import { jobsAfter } from './adventure.jobs';
 
@@ -151,25 +151,17 @@ describe('jobsAfter', () => {
   });
 
   describe('a room', () => {
-    /** The owner and a player under `policy`, with the given timeouts (the room as its state holds it). */
-    function room(policy: string, timeouts: { idle?: number; round?: number } = {}) {
-      const history = adventure();
-      const draft = (history as unknown as { draft: Record<string, unknown> }).draft;
-      draft.room = {
-        members: [
-          { userId: 'owner-1', role: 'host', character: null, status: 'active' },
-          { userId: 'mira', role: 'player', character: null, status: 'active' },
-        ],
-        invites: [],
-        banned: [],
-      };
-      draft.settings = {
-        ...(draft.settings as object),
-        turnPolicy: policy,
-        idleTimeoutSeconds: timeouts.idle ?? 0,
-        roundTimeoutSeconds: timeouts.round ?? 0,
-      };
-      return history;
+    /** The owner and a player under `policy`, with the given timeouts. */
+    function room(policy: TurnPolicy, timeouts: { idle?: number; round?: number } = {}) {
+      return roomHistory(
+        ['mira'],
+        {
+          turnPolicy: policy,
+          ...(timeouts.idle !== undefined && { idleTimeoutSeconds: timeouts.idle }),
+          roundTimeoutSeconds: timeouts.round ?? 0,
+        },
+        adventure(),
+      );
     }
 
     it('given a round submission, then the round timer and idle timer are set; the last submission is narrated in the same append', () => {

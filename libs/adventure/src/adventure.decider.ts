@@ -53,7 +53,7 @@ import {
   scriptsAdded,
   storedScriptText,
 } from './script.decider';
-import { roomPlayersOf } from './round.room';
+import { actingCharacterOf, roomPlayersOf } from './round.room';
 import {
   decideRoomAction,
   decideRound,
@@ -417,7 +417,9 @@ function submitAction(
   const actionId = checkId('actionId', data.actionId);
   requireNewAction(state, actionId);
   const max = LIMITS.actionChars;
-  const text = formatPlayerInput(inputType, checkText('text', data.text, { max })) ?? '';
+  // In a room an action is written about the actor's character (`> Mira draws her sword.`).
+  const character = room ? actingCharacterOf(state, actorId) : null;
+  const text = formatPlayerInput(inputType, checkText('text', data.text, { max }), character) ?? '';
   checkText('text', text, { max });
   const acted: AdventureEvent & { type: 'PlayerActed' } = {
     type: 'PlayerActed',

@@ -6,27 +6,13 @@ import { project } from './adventure.projector';
 import { storyPath } from './adventure.queries';
 import { canonicalJson } from './adventure.queries';
 import { NotYourTurnError, currentPlayerOf, roundWaitingFor } from './round.decider';
-import type { TurnPolicy } from './round.state';
+import type { AdventureSettings, TurnPolicy } from './adventure.events';
 import { AdventureHistory, wordCountTokens } from './testing/adventure.factory';
+import { roomHistory } from './testing/room.factory';
 
-const PLAYERS = ['owner-1', 'mira', 'tam'];
-
-/** A room of the owner and two players under `policy` (the members as the room state holds them). */
-function room(policy: TurnPolicy, settings: Record<string, unknown> = {}): AdventureHistory {
-  const history = AdventureHistory.create();
-  const draft = (history as unknown as { draft: Record<string, unknown> }).draft;
-  draft.room = {
-    members: PLAYERS.map((userId, at) => ({
-      userId,
-      role: at === 0 ? 'host' : 'player',
-      character: null,
-      status: 'active',
-    })),
-    invites: [],
-    banned: [],
-  };
-  draft.settings = { ...(draft.settings as object), turnPolicy: policy, ...settings };
-  return history;
+/** A room of the owner and two players under `policy`, joined through the room's own commands. */
+function room(policy: TurnPolicy, settings: Partial<AdventureSettings> = {}): AdventureHistory {
+  return roomHistory(['mira', 'tam'], { turnPolicy: policy, ...settings });
 }
 
 function send(
@@ -268,5 +254,19 @@ describe('round decider (turn policies of a room)', () => {
     const plain = plainProject(history.events);
     expect(canonicalJson(plain.turns)).toBe(canonicalJson(fast.turns));
     expect(canonicalJson(plain.path)).toBe(canonicalJson(fast.path));
+  });
+
+  it('given a round that waits only for a player who then leaves, then it closes in the leave', () => {
+    const history = room('round');
+    send(history, 'mira', 'I draw', 'a-1');
+    history.run({ type: 'PassRound', data: { userId: 'owner-1' } });
+    const left = history.run({ type: 'LeaveRoom', data: { userId: 'tam' } });
+    expect(types(left)).toEqual(['MemberLeft', 'PlayersActed']);
+  });
+
+  it('given a room, when a player acts, then the action is written about their character', () => {
+    const history = room('free');
+    const [acted] = send(history, 'mira', 'I draw my sword', 'a-1');
+    expect(acted).toMatchObject({ data: { action: { text: '> Mira draws her sword.' } } });
   });
 });

@@ -247,10 +247,14 @@ function timerRanOut(timer: TurnTimer, state: AdventureState): AdventureEvent[] 
   return idle.length === 0 ? [] : closeIfComplete(state, idle);
 }
 
+/** Room changes after which the round may wait for nobody: a player left, was kicked or now watches. */
+const PLAYERS_CHANGED = new Set(['MemberLeft', 'MemberKicked', 'MemberRoleChanged']);
+
 /**
  * What follows a decision that ended the turn in flight: the turn of the actions `free` held,
  * or a round that was complete or due meanwhile. Appended in the same decision, so the next
- * narrate job is enqueued with the end of the last one.
+ * narrate job is enqueued with the end of the last one. A player who leaves may leave the round
+ * complete too: it closes then.
  */
 export function nextTurnAfter(state: AdventureState, events: AdventureEvent[]): AdventureEvent[] {
   const { held, round } = state.turns;
@@ -259,7 +263,7 @@ export function nextTurnAfter(state: AdventureState, events: AdventureEvent[]): 
     const turn = turnRoleOf(event);
     return turn?.role === 'ends' && turn.turnId === state.inFlight?.turnId;
   });
-  if (!ended) return events;
+  if (!ended && !events.some((event) => PLAYERS_CHANGED.has(event.type))) return events;
   const after = projectDecided(state, events);
   if (after.inFlight) return events;
   if (after.turns.held !== null) {

@@ -4,9 +4,6 @@
 
 import type { TurnAction } from './round.events';
 
-export type TurnPolicy = 'free' | 'round' | 'hot-seat';
-export const TURN_POLICIES: readonly TurnPolicy[] = ['free', 'round', 'hot-seat'];
-
 export interface OpenRound {
   /** `round-<number>`: the first round of an adventure is round-1. */
   id: string;

@@ -5,7 +5,7 @@
 import type { AdventureState } from './adventure.state';
 import { currentPlayerOf, roundWaitingFor } from './round.decider';
 import { awayPlayersOf, isRoomAdventure, turnPolicyOf } from './round.room';
-import type { TurnPolicy } from './round.state';
+import type { TurnPolicy } from './adventure.events';
 
 export interface RoomTurnsView {
   policy: TurnPolicy;

@@ -211,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Act (do, say, story) or continue: starts a turn
-         * @description In a room the turn policy answers: `free` starts a turn, or holds the action for the next (`held: true`, the next turn's `turnId`); `round` submits it to the open round (`{roundId, submitted: true}`, with the round's `turnId` when it closed the round); `hot-seat` acts only on the player's seat (409 with `currentPlayer` otherwise).
+         * @description In a room the turn policy answers. `free`: starts a turn, or holds the action for the next (`held: true`; `turnId` is the next turn, `stream` the room's, which says when it starts). `round`: submits it to the open round (`roundId`, `submitted: true`; `turnId` is the round's turn; `closed: true` and the turn's `stream` when this submission closed the round, else the room's `stream`). `hot-seat`: acts only on the player's seat (409 with `currentPlayer` otherwise).
          */
         post: operations["TurnsController_act"];
         delete?: never;
@@ -1625,15 +1625,6 @@ export interface components {
             /** @description The stream version after the request */
             version: number;
         };
-        RoundSubmittedView: {
-            /** Format: uuid */
-            actionId: string;
-            roundId: string;
-            /** @enum {boolean} */
-            submitted: true;
-            /** @description The stream version right after the submission */
-            version: number;
-        };
         ScriptTestDto: {
             /** @enum {string} */
             hook: "input" | "context" | "output";
@@ -1841,11 +1832,16 @@ export interface components {
             /** @description The player action written; null for continue and retry */
             actionId: string | null;
             /**
+             * @description A room under `round`: this submission closed the round; `stream` is its turn's
+             * @enum {boolean}
+             */
+            closed?: true;
+            /**
              * @description A room under `free`: held for the next turn (`turnId`), which starts when this one ends
              * @enum {boolean}
              */
             held?: true;
-            /** @description A room under `round`: the round this action closed */
+            /** @description A room under `round`: the round the action was submitted to */
             roundId?: string;
             /** @description The turn's SSE stream (GET it; resume with Last-Event-ID) */
             stream: string;
@@ -2265,7 +2261,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TurnAcceptedView"] | components["schemas"]["RoundSubmittedView"];
+                    "application/json": components["schemas"]["TurnAcceptedView"];
                 };
             };
             /** @description A turn is in flight (wait for it or cancel it); hot-seat: not the player's turn */

@@ -1,2 +1,3 @@
 export * from './adventure.factory';
 export * from './plain-view';
+export * from './room.factory';
