@@ -445,14 +445,13 @@ export const EVENT_CHECKS = {
   ActionSubmitted: (d) => checkTurnAction('data.action', d.action),
 } satisfies { readonly [T in AdventureEventType]?: EventCheck<T> };
 
+const PLAYER_TYPES = new Set(['do', 'say', 'story']);
 /** A player's action of a room's turn (round.events.ts), as an imported event carries it. */
 function checkTurnAction(field: string, action: TurnAction): void {
   if (typeof action !== 'object' || action === null) invalid(`${field} is missing`);
   checkId(`${field}.id`, action.id);
   checkId(`${field}.actorId`, action.actorId);
-  if (!['do', 'say', 'story'].includes(action.type)) {
-    invalid(`${field}.type must be do, say or story`);
-  }
+  if (!PLAYER_TYPES.has(action.type)) invalid(`${field}.type must be do, say or story`);
   checkText(`${field}.text`, action.text, { max: LIMITS.actionChars });
   checkCount(`${field}.tokens`, action.tokens);
 }
