@@ -53,7 +53,8 @@ import {
   scriptsAdded,
   storedScriptText,
 } from './script.decider';
-import { actingCharacterOf, roomPlayersOf } from './round.room';
+import { roomPlayersOf } from './round.room';
+import { actingCharacterOf } from './player-input.actor';
 import {
   decideRoomAction,
   decideRound,

@@ -3,8 +3,7 @@
 
 import type { TurnPolicy } from './adventure.events';
 import type { AdventureState } from './adventure.state';
-import type { ActingCharacter } from './player-input.third-person';
-import { charactersOf, currentMembers, isRoom, memberOf } from './room.state';
+import { currentMembers, isRoom, memberOf } from './room.state';
 
 /** The room's turn policy (a setting; `free` by default). */
 export function turnPolicyOf(state: AdventureState): TurnPolicy {
@@ -41,9 +40,4 @@ export function awayPlayersOf(state: AdventureState): string[] {
   const away = new Set(state.turns.away);
   for (const member of currentMembers(state)) if (member.status === 'away') away.add(member.userId);
   return roomPlayersOf(state).filter((userId) => away.has(userId));
-}
-
-/** The character a member's action is written about (third person), or null for none. */
-export function actingCharacterOf(state: AdventureState, userId: string): ActingCharacter | null {
-  return charactersOf(state).find((entry) => entry.userId === userId)?.character ?? null;
 }
