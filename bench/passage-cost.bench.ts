@@ -329,7 +329,7 @@ export default async function run(options: BenchOptions): Promise<string> {
       'catch-up, nothing new': [],
       'embed the query (focus + scene)': [],
       'search (all of StoryRecallService.search)': [],
-      '· full text, counts in SQL, every passage with a word ranked (before)': [],
+      '· full text, every passage with a word ranked (before)': [],
       '· full text, the rarer lexemes matched (matchingLexemes)': [],
       '· term counts refresh (rows since the last)': [],
       '· path index brought to the projection (kept per adventure)': [],
@@ -371,23 +371,25 @@ export default async function run(options: BenchOptions): Promise<string> {
         (await timed(() => recall.search(fresh(state), query.focus, embedded.value.vector))).ms,
       );
       const words = queryWords(query.focus);
-      steps['· full text, counts in SQL, every passage with a word ranked (before)'].push(
-        (await timed(() => passages.searchWords(adventureId, words.join(' | '), RANKING_DEPTH * 2)))
-          .ms,
-      );
       const counts = await timed(() => terms.frequencies(adventureId));
       steps['· term counts refresh (rows since the last)'].push(counts.ms);
       const known = (await terms.lexemes(words)).map((lexeme) => ({
         lexeme,
-        passages: counts.value.get(lexeme) ?? 0,
+        passages: counts.value.counts.get(lexeme) ?? 0,
       }));
-      const match = { terms: known, match: matchingLexemes(known) };
+      const rank = (match: string[]) =>
+        timed(() =>
+          passages.searchWords(
+            adventureId,
+            { terms: known, match, passages: counts.value.passages },
+            RANKING_DEPTH * 2,
+          ),
+        );
+      steps['· full text, every passage with a word ranked (before)'].push(
+        (await rank(matchingLexemes(known, Infinity))).ms,
+      );
       steps['· full text, the rarer lexemes matched (matchingLexemes)'].push(
-        (
-          await timed(() =>
-            passages.searchWords(adventureId, words.join(' | '), RANKING_DEPTH * 2, match),
-          )
-        ).ms,
+        (await rank(matchingLexemes(known))).ms,
       );
       const found = candidates[candidates.length - 1];
       steps['· texts of the candidates, from the log'].push(

@@ -29,7 +29,7 @@ export interface PassageRow {
 export interface LexicalHit {
   actionId: string;
   textVersion: number;
-  /** Σ over the query's words of idf × ts_rank (see searchWords). */
+  /** Σ over the query's lexemes of idf × ts_rank (see searchWords). */
   score: number;
 }
 
@@ -37,6 +37,8 @@ export interface LexicalHit {
 export interface KnownTerms {
   terms: readonly { lexeme: string; passages: number }[];
   match: readonly string[];
+  /** How many passages the adventure holds (idf's N). */
+  passages: number;
 }
 
 export interface StoredVector {
@@ -76,77 +78,32 @@ export class StoryPassageRepository {
   }
 
   /**
-   * The passages of the adventure matching any word of `query` (a to_tsquery text of ORed
-   * words: libs/memory's lexicalQuery), best first, at most `limit`. Every node of the tree is
-   * searched; the caller keeps those on the path.
+   * The adventure's passages holding one of `match` (the query's rarer lexemes, libs/memory's
+   * matchingLexemes; every lexeme when nothing is pruned), best first, at most `limit`. Every
+   * node of the tree is searched; the caller keeps those on the path.
    *
-   * Each word weighs by its rarity in this story (BM25's idf over the adventure's passages)
-   * times its ts_rank in the passage, length-normalised: ts_rank_cd over the ORed words alone
-   * scored "work" as high as "commute" and favoured long passages that say the common words
-   * often, so the turn that answered ("my daily commute takes 45 minutes") ranked below
-   * narrations that merely talked a lot (the recall bench's --diagnose; BENCHMARKS.md).
+   * The one ranking rule: Σ over the query's lexemes (`terms`, each with the passages holding
+   * it) of its rarity in this story (BM25's idf over the adventure's `passages`) times its
+   * ts_rank in the passage, length-normalised. ts_rank_cd over the ORed words alone scored
+   * "work" as high as "commute" and favoured long passages that say the common words often, so
+   * the turn that answered ("my daily commute takes 45 minutes") ranked below narrations that
+   * merely talked a lot (the recall bench's --diagnose; BENCHMARKS.md). The counts come from the
+   * process (PassageTermCache): counting them here, per query, was most of a long story's search.
    */
   async searchWords(
     adventureId: string,
-    query: string,
+    { terms, match, passages }: KnownTerms,
     limit: number,
-    known?: KnownTerms,
-  ): Promise<LexicalHit[]> {
-    if (known) return this.searchKnownTerms(adventureId, limit, known);
-    const terms = query === '' ? [] : query.split(' | ');
-    if (terms.length === 0) return [];
-    const result = await sql<{ action_id: string; text_version: number; score: number }>`
-      WITH terms AS (
-        SELECT DISTINCT q FROM unnest(${terms}::text[]) AS t,
-          to_tsquery(${PASSAGE_TEXT_CONFIG}::regconfig, t) AS q
-        WHERE numnode(q) > 0
-      ), total AS (
-        SELECT count(*)::float8 AS n FROM story_passages WHERE adventure_id = ${adventureId}
-      ), weighted AS (
-        SELECT terms.q, ln(1 + (total.n - df.n + 0.5) / (df.n + 0.5)) AS idf
-        FROM terms, total, LATERAL (
-          SELECT count(*)::float8 AS n FROM story_passages
-          WHERE adventure_id = ${adventureId} AND tsv @@ terms.q
-        ) AS df
-        WHERE df.n > 0
-      )
-      SELECT p.action_id, p.text_version,
-             sum(w.idf * ts_rank(p.tsv, w.q, ${RANK_NORMALIZATION}))::float8 AS score
-      FROM story_passages p JOIN weighted w ON p.tsv @@ w.q
-      WHERE p.adventure_id = ${adventureId}
-      GROUP BY p.action_id, p.text_version
-      ORDER BY score DESC, p.action_id
-      LIMIT ${limit}
-    `.execute(this.db);
-    return result.rows.map((row) => ({
-      actionId: row.action_id,
-      textVersion: row.text_version,
-      score: Number(row.score),
-    }));
-  }
-
-  /**
-   * searchWords with the query's lexemes and their passage counts known (the process keeps them:
-   * PassageTermCache), ranked the same way, but only the passages holding one of `match` (its
-   * rarer lexemes, libs/memory's matchingLexemes) are ranked: the counts and the ranking of every
-   * passage holding a common word were most of a long story's search.
-   */
-  private async searchKnownTerms(
-    adventureId: string,
-    limit: number,
-    { terms, match }: KnownTerms,
   ): Promise<LexicalHit[]> {
     if (match.length === 0 || terms.length === 0) return [];
     // The lexemes go in quoted, as lexemes: to_tsquery would stem them a second time. MATERIALIZED:
-    // inlined, the planner counted the story again for every matching passage (1 s at 10,000).
+    // inlined, the planner ranked every passage against every lexeme before filtering.
     const result = await sql<{ action_id: string; text_version: number; score: number }>`
-      WITH total AS (
-        SELECT count(*)::float8 AS n FROM story_passages WHERE adventure_id = ${adventureId}
-      ), weighted AS MATERIALIZED (
+      WITH weighted AS MATERIALIZED (
         SELECT quote_literal(t.lexeme)::tsquery AS q,
-               ln(1 + (total.n - t.df + 0.5) / (t.df + 0.5)) AS idf
+               ln(1 + (${passages}::float8 - t.df + 0.5) / (t.df + 0.5)) AS idf
         FROM unnest(${terms.map((t) => t.lexeme)}::text[], ${terms.map((t) => t.passages)}::float8[])
-          AS t(lexeme, df), total
+          AS t(lexeme, df)
         WHERE t.df > 0
       ), matching AS MATERIALIZED (
         SELECT action_id, text_version, tsv FROM story_passages
@@ -170,24 +127,40 @@ export class StoryPassageRepository {
   }
 
   /**
-   * How many of the adventure's passages written after `afterSeq` hold each lexeme, and the
-   * newest `seq` counted (null when none was written since).
+   * How many of the adventure's passages written after `afterSeq` hold each lexeme, the nodes
+   * they are of, and the newest `seq` counted (null when none was written since).
    */
   async lexemesSince(
     adventureId: string,
     afterSeq: number,
-  ): Promise<{ lastSeq: number | null; counts: Map<string, number> }> {
-    const result = await sql<{ last_seq: string; lexeme: string; passages: string }>`
+  ): Promise<{ lastSeq: number | null; counts: Map<string, number>; actionIds: string[] }> {
+    const result = await sql<{
+      last_seq: string | null;
+      action_ids: string[] | null;
+      lexeme: string | null;
+      passages: string;
+    }>`
       WITH fresh AS (
-        SELECT seq, tsv FROM story_passages WHERE adventure_id = ${adventureId} AND seq > ${afterSeq}
+        SELECT seq, action_id, tsv FROM story_passages
+        WHERE adventure_id = ${adventureId} AND seq > ${afterSeq}
+      ), counted AS (
+        SELECT lexeme, count(*) AS passages
+        FROM fresh, unnest(tsvector_to_array(tsv)) AS lexeme
+        GROUP BY lexeme
       )
-      SELECT (SELECT max(seq) FROM fresh) AS last_seq, lexeme, count(*) AS passages
-      FROM fresh, unnest(tsvector_to_array(tsv)) AS lexeme
-      GROUP BY lexeme
+      SELECT max(seq) AS last_seq, array_agg(action_id) AS action_ids, NULL AS lexeme,
+             NULL::bigint AS passages
+      FROM fresh
+      UNION ALL
+      SELECT NULL, NULL, lexeme, passages FROM counted
     `.execute(this.db);
+    // One row holds the nodes (the only one with no lexeme), each other row a lexeme.
+    const nodes = result.rows.find((row) => row.lexeme === null)!;
+    const lexemes = result.rows.filter((row) => row.lexeme !== null);
     return {
-      lastSeq: result.rows.length > 0 ? Number(result.rows[0].last_seq) : null,
-      counts: new Map(result.rows.map((row) => [row.lexeme, Number(row.passages)])),
+      lastSeq: nodes.last_seq === null ? null : Number(nodes.last_seq),
+      counts: new Map(lexemes.map((row) => [row.lexeme as string, Number(row.passages)])),
+      actionIds: nodes.action_ids ?? [],
     };
   }
 

@@ -4,12 +4,13 @@ import { narrationCommand } from '@chronicle/adventure/testing';
 import { AdventureCommandHandler } from '@chronicle/adventure-store';
 import { EventStoreRepository, SnapshotRepository } from '@chronicle/event-store';
 import { createEmbedder, OfflineEmbedder } from '@chronicle/llm';
-import { lexicalQuery } from '@chronicle/memory';
+import { matchingLexemes, queryWords } from '@chronicle/memory';
 import { createTestDatabase, type TestDatabase } from '@chronicle/testing';
+import { sql } from 'kysely';
 import { FakeOpenAiServer } from '../../../test/support/fake-openai-server';
-import { matchingLexemes } from '@chronicle/memory';
 import {
   IndexStoryPassagesUseCase,
+  type KnownTerms,
   PassageTermCache,
   PassageVectorCache,
   StoryPassageRepository,
@@ -44,6 +45,21 @@ describe('story passages (real Postgres)', () => {
   afterAll(async () => {
     await database.drop();
   });
+
+  /** The query's lexemes with their passages counted in SQL now, every one matched. */
+  async function countedInSql(adventureId: string, query: string): Promise<KnownTerms> {
+    const lexemes = await new PassageTermCache(passages).lexemes(queryWords(query));
+    const counted = await sql<{ passages: string }>`
+      SELECT (SELECT count(*) FROM story_passages
+              WHERE adventure_id = ${adventureId} AND tsv @@ quote_literal(l)::tsquery) AS passages
+      FROM unnest(${lexemes}::text[]) WITH ORDINALITY AS u(l, n) ORDER BY n
+    `.execute(database.db);
+    return {
+      terms: lexemes.map((lexeme, i) => ({ lexeme, passages: Number(counted.rows[i].passages) })),
+      match: lexemes,
+      passages: await passages.count(adventureId),
+    };
+  }
 
   async function create(): Promise<string> {
     const adventureId = randomUUID();
@@ -153,7 +169,7 @@ describe('story passages (real Postgres)', () => {
     await recall.catchUp(state);
     const hits = await passages.searchWords(
       adventureId,
-      lexicalQuery('How long is my daily commute to work?'),
+      await countedInSql(adventureId, 'How long is my daily commute to work?'),
       10,
     );
     expect(hits[0].actionId).toBe(commute.playerActionId);
@@ -231,7 +247,7 @@ describe('story passages (real Postgres)', () => {
     expect(await passages.count(adventureId)).toBe(7); // both branches are stored
   });
 
-  it('given a story where one word of the query is common, when only the rarer lexemes are matched, then the passages holding them come back ranked by the whole query as the SQL-counted search ranks them, and the common word alone is not enough', async () => {
+  it('given a story where one word of the query is common, when only the rarer lexemes are matched, then the passages holding them come back ranked by the whole query, with the counts the process keeps ranking as counts taken in SQL do, and the common word alone is not enough', async () => {
     const adventureId = randomUUID();
     const vector = new Float32Array(4);
     const row = (actionId: string, text: string) => ({
@@ -251,34 +267,47 @@ describe('story passages (real Postgres)', () => {
     const terms = new PassageTermCache(passages);
     const lexemes = await terms.lexemes(['the', 'kestrel', 'lanterns', 'kestrel']);
     expect(lexemes).toEqual(['kestrel', 'lantern']); // stemmed, stop word dropped, each once
-    const counts = await terms.frequencies(adventureId);
+    const { counts, passages: stored } = await terms.frequencies(adventureId);
     expect(counts.get('lantern')).toBe(31);
     expect(counts.get('kestrel')).toBe(2);
+    expect(stored).toBe(32);
     const known = lexemes.map((lexeme) => ({ lexeme, passages: counts.get(lexeme) ?? 0 }));
     const match = matchingLexemes(known, 10);
     expect(match).toEqual(['kestrel']);
-    const hits = await passages.searchWords(adventureId, 'kestrel | lanterns', 10, {
-      terms: known,
-      match,
-    });
+    const hits = await passages.searchWords(
+      adventureId,
+      { terms: known, match, passages: stored },
+      10,
+    );
     expect(hits.map((hit) => hit.actionId)).toEqual(['kestrel-lantern', 'kestrel-alone']);
-    // With every lexeme matched, the counts known rank exactly as the counts taken in SQL.
-    const every = await passages.searchWords(adventureId, 'kestrel | lanterns', 40);
+    // With every lexeme matched, the counts the process keeps rank exactly as counts taken in SQL.
+    const every = await passages.searchWords(
+      adventureId,
+      await countedInSql(adventureId, 'the kestrel lanterns'),
+      40,
+    );
     expect(every).toHaveLength(32);
-    const known32 = await passages.searchWords(adventureId, 'kestrel | lanterns', 40, {
-      terms: known,
-      match: matchingLexemes(known, Infinity),
-    });
+    const known32 = await passages.searchWords(
+      adventureId,
+      { terms: known, match: matchingLexemes(known, Infinity), passages: stored },
+      40,
+    );
     expect(known32.map((hit) => hit.actionId)).toEqual(every.map((hit) => hit.actionId));
     known32.forEach((hit, i) => expect(hit.score).toBeCloseTo(every[i].score, 9));
     expect(
-      await passages.searchWords(adventureId, 'kestrel', 10, { terms: known, match: [] }),
+      await passages.searchWords(adventureId, { terms: known, match: [], passages: stored }, 10),
     ).toEqual([]);
 
     // New passages are counted on the next look, and only they are read.
     await passages.save(adventureId, 'm', [row('kestrel-3', 'Another kestrel.')]);
-    expect((await terms.frequencies(adventureId)).get('kestrel')).toBe(3);
-    expect((await terms.frequencies(adventureId)).get('lantern')).toBe(31);
+    expect((await terms.frequencies(adventureId)).counts.get('kestrel')).toBe(3);
+    expect((await terms.frequencies(adventureId)).counts.get('lantern')).toBe(31);
+    expect((await terms.frequencies(adventureId)).passages).toBe(33);
+    // A new text version of a node replaces its row: counted once.
+    await passages.save(adventureId, 'm', [
+      { ...row('kestrel-3', 'Another kestrel, again.'), textVersion: 2 },
+    ]);
+    expect((await terms.frequencies(adventureId)).passages).toBe(33);
   });
 
   it('given a paid embedder, when the memory worker indexes, then the embedding is recorded in the log and counted toward the budget', async () => {

@@ -180,15 +180,16 @@ export class StoryRecallService {
     }
     let searching: Promise<LexicalHit[]>;
     try {
-      const [lexemes, frequencies] = await Promise.all([
+      const [lexemes, { counts, passages }] = await Promise.all([
         this.terms.lexemes(words),
         this.terms.frequencies(adventureId),
       ]);
-      const terms = lexemes.map((lexeme) => ({ lexeme, passages: frequencies.get(lexeme) ?? 0 }));
-      searching = this.passages.searchWords(adventureId, words.join(' | '), LEXICAL_READ, {
-        terms,
-        match: matchingLexemes(terms, this.matchBudget),
-      });
+      const terms = lexemes.map((lexeme) => ({ lexeme, passages: counts.get(lexeme) ?? 0 }));
+      searching = this.passages.searchWords(
+        adventureId,
+        { terms, match: matchingLexemes(terms, this.matchBudget), passages },
+        LEXICAL_READ,
+      );
     } finally {
       queryOut();
     }
