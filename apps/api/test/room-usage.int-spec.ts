@@ -74,7 +74,7 @@ async function narrate(adventureId: string, turnId: string, tokens: number): Pro
 
 /**
  * Calls a room's players made, as model_calls holds them once a turn names each action's sender:
- * `members` shares the call. (Until then every action of a room is its host's: see room.payers.)
+ * `members` shares the call. (room.payers names them from each action's sender.)
  */
 async function seedCall(adventureId: string, members: string[], tokens: number): Promise<void> {
   const version = 100_000 + Math.floor(Math.random() * 100_000);

@@ -1,6 +1,7 @@
 import type { RoomCommand } from './room.decider';
 import { membersAnsweredBy, playerDailyCap } from './room.payers';
 import { AdventureHistory } from './testing';
+import { roomHistory } from './testing/room.factory';
 
 const T0 = '2026-12-06T03:00:00.000Z';
 
@@ -37,5 +38,20 @@ describe('who pays in a room', () => {
     expect(membersAnsweredBy(state, undefined)).toBeNull();
     expect(membersAnsweredBy(state, 'turn-not-in-flight')).toBeNull();
     expect(membersAnsweredBy(room(0), 'any')).toBeNull();
+  });
+
+  it("given a room's turns, then each call answers the senders of the actions its turn answers, not the host", () => {
+    const history = roomHistory(['mira', 'tam'], { turnPolicy: 'free' });
+    const act = (actorId: string, actionId: string) =>
+      history.run({
+        type: 'SubmitAction',
+        data: { turnId: `turn-of-${actionId}`, inputType: 'do', text: 'go', actionId, actorId },
+      });
+    act('mira', 'a-1');
+    expect(membersAnsweredBy(history.state, 'turn-of-a-1')).toEqual(['mira']);
+    act('tam', 'a-2');
+    act(history.state.ownerId as string, 'a-3');
+    history.narrate({ actionId: 'n-1' });
+    expect(membersAnsweredBy(history.state, 'turn-of-a-2')).toEqual(['tam', history.state.ownerId]);
   });
 });

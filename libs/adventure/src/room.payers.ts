@@ -10,17 +10,20 @@ import { isRoom } from './room.state';
 
 /**
  * The members a call made for `turnId` answers, by the state before the call was recorded (the
- * turn is in flight there); null outside a room or for a call of no turn in flight. Until the
- * turn in flight names each action's sender, the actions of a room's turn are its host's: only
- * the host may act.
+ * turn is in flight there); null outside a room or for a call of no turn in flight. They are the
+ * senders of the actions the turn answers (`inFlight.actionIds`, each sender in `turns.actors`),
+ * each once, in the order they acted; a continue or a retry (no action of a player) is the host's.
  */
 export function membersAnsweredBy(
   before: AdventureState,
   turnId: string | undefined,
 ): string[] | null {
   if (turnId === undefined || !isRoom(before) || before.ownerId === null) return null;
-  if (before.inFlight?.turnId !== turnId) return null;
-  return [before.ownerId];
+  const inFlight = before.inFlight;
+  if (inFlight?.turnId !== turnId) return null;
+  const senders = inFlight.actionIds.map((id) => before.turns.actors[id] ?? before.ownerId);
+  const members = [...new Set(senders.filter((id): id is string => id !== null))];
+  return members.length > 0 ? members : [before.ownerId];
 }
 
 /** What a player's own model tokens in a room today are held to; null when nothing holds them. */
