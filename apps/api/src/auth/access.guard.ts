@@ -158,13 +158,7 @@ export class AccessGuard implements CanActivate {
           ? this.count('reads', user.keyId, this.config.rateLimitReadsPerMinute, 'reads')
           : this.count('writes', user.keyId, this.config.rateLimitWritesPerMinute, 'writes'),
       this.assertMayUseAdventureIn(req, route, user),
-      startsTurn
-        ? this.budget.assertAvailable(
-            user.id,
-            user.dailyTokenBudget ?? this.config.dailyTokenBudget,
-            new Date(),
-          )
-        : undefined,
+      startsTurn ? this.assertPayerHasBudget(req, route, user) : undefined,
     ]);
     for (const check of checks) if (check.status === 'rejected') throw check.reason;
 
@@ -207,6 +201,29 @@ export class AccessGuard implements CanActivate {
     context.adventureId = adventureId;
     const turnId = req.params.turnId;
     if (typeof turnId === 'string' && isUuid(turnId)) context.turnId = turnId;
+  }
+
+  /**
+   * The daily model budget of whoever pays for the turn: the caller's own, but in an adventure
+   * its owner's (spec/multiplayer.md §3.5, a room's host pays; model_calls.user_id is the owner).
+   * A player's own budget pays nothing here; their share is held by perPlayerDailyTokens.
+   */
+  private async assertPayerHasBudget(req: Request, route: string, user: RequestUser) {
+    const adventureParam = ADVENTURE_ROUTE.exec(route)?.[1];
+    const adventureId = adventureParam === undefined ? '' : String(req.params[adventureParam]);
+    const ownerId = isUuid(adventureId) ? await this.owners.ownerOf(adventureId) : null;
+    const payer =
+      ownerId === null || ownerId === user.id
+        ? user
+        : {
+            id: ownerId,
+            dailyTokenBudget: (await this.accounts.getUser(ownerId))?.dailyTokenBudget,
+          };
+    await this.budget.assertAvailable(
+      payer.id,
+      payer.dailyTokenBudget ?? this.config.dailyTokenBudget,
+      new Date(),
+    );
   }
 
   private async count(bucket: string, subject: string, limit: number, what: string) {
