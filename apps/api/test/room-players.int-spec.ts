@@ -178,7 +178,11 @@ describe('room players over HTTP with their own keys', () => {
     // What the worker charges when it records the narration: the owner's day.
     await api.app
       .get(DailyTokenBudget)
-      .recordSpend(host.id, { promptTokens: 80, completionTokens: 0, cachedTokens: 0 }, new Date());
+      .recordSpend(
+        host.id,
+        { promptTokens: 80, completionTokens: 0, cachedTokens: 0, model: 'fake-model' },
+        new Date(),
+      );
 
     const refused = await player.call('POST', `/v1/adventures/${id}/actions`, act('My turn'));
     expect(refused.status).toBe(429);
