@@ -45,6 +45,13 @@ export interface CatchUpResult {
   usage: ModelCallUsage | null;
 }
 
+/**
+ * Settles once what is already on its way to Postgres has been written: the pool hands out a
+ * connection on the next tick, after the promise jobs, so a scan run straight after a query is
+ * asked for would hold the event loop before the query leaves and the two would not overlap.
+ */
+const afterPendingSends = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 export class StoryRecallService {
   /** How far each adventure is indexed, as far as this process knows (a floor: others write too). */
   private readonly indexedVersions = new LruCache<string, number>({ capacity: CURSOR_CACHE });
@@ -127,7 +134,7 @@ export class StoryRecallService {
     // after bringing it to this state, with no await between: another turn may sync it too.
     const path = () => this.pathIndexOf(adventureId, state);
     let queryOut!: () => void;
-    const sent = new Promise<void>((resolve) => (queryOut = resolve));
+    const sent = new Promise<void>((resolve) => (queryOut = resolve)).then(afterPendingSends);
     const [lexical, semantic] = await Promise.all([
       this.lexicalRanking(adventureId, focus, path, queryOut),
       vector ? this.semanticRanking(adventureId, vector, path, sent) : [],
