@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { AccountsRepository } from '@chronicle/accounts';
 import { aScenario, HARNESS_ADMIN_KEY, startApiHarness, type ApiHarness } from '../api.harness';
 import { bearer, rawRequest } from './raw-http';
@@ -41,7 +41,8 @@ describe('path spelling × callers over every OpenAPI route', () => {
   let routes: { method: string; template: string; path: string }[];
 
   beforeAll(async () => {
-    api = await startApiHarness();
+    // Every feature on, so each route's own handler answers (webhooks answer 503 without a key).
+    api = await startApiHarness({ webhooksSecretKey: randomBytes(32).toString('base64') });
     const accounts = api.app.get(AccountsRepository);
     const other = await accounts.createUser({ name: 'other' });
     otherKey = (await accounts.createKey(other.id))!.key;
