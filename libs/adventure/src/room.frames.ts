@@ -8,6 +8,8 @@
 import type { RecordedAdventureEvent } from './adventure.events';
 import { turnRoleOf } from './event.catalogue';
 import type { Character, InviteRole, RoomRole } from './room.state';
+import type { TurnCloser } from './round.events';
+import { roundOpenedBy } from './round.state';
 
 /** The actions a turn answers: one for a one-player turn (none for continue and retry). */
 export interface RoomTurnAction {
@@ -28,6 +30,26 @@ export type RoomFrame =
   | { event: 'role-changed'; data: { userId: string; role: RoomRole; version: number } }
   | { event: 'character-changed'; data: { userId: string; character: Character; version: number } }
   | { event: 'handed-over'; data: { from: string; to: string; version: number } }
+  // A round's frames carry ids only: a submission's text is shown when its turn starts (the
+  // story), not to the others while they still choose theirs.
+  | { event: 'round-opened'; data: { roundId: string; version: number } }
+  | {
+      event: 'submitted' | 'withdrawn';
+      data: { roundId: string; userId: string; actionId: string; version: number };
+    }
+  | { event: 'passed'; data: { roundId: string; userId: string; version: number } }
+  /** `roundId` null: a hot-seat's skip. */
+  | { event: 'away'; data: { roundId: string | null; userId: string; version: number } }
+  | {
+      event: 'round-closed';
+      /** `turnId` null: nothing to narrate (everyone passed). */
+      data: {
+        roundId: string;
+        turnId: string | null;
+        closedBy: Exclude<TurnCloser, 'held'>;
+        version: number;
+      };
+    }
   | {
       event: 'turn-started';
       data: {
@@ -62,13 +84,37 @@ function answeredBy(event: RecordedAdventureEvent): {
   actions: RoomTurnAction[];
 } {
   if (event.type === 'PlayerActed' && event.data.action) {
-    return { roundId: null, actions: [{ id: event.data.action.id, actorId: null }] };
+    const actorId = event.data.actorId ?? null;
+    return { roundId: null, actions: [{ id: event.data.action.id, actorId }] };
+  }
+  if (event.type === 'PlayersActed') {
+    const { roundId, actions } = event.data;
+    return { roundId, actions: actions.map(({ id, actorId }) => ({ id, actorId })) };
   }
   return { roundId: null, actions: [] };
 }
 
-/** The room frames an event makes (most make none: a story card, a memory, a script's run). */
+/**
+ * The room frames an event makes (most make none: a story card, a memory, a script's run). A
+ * round's close comes first, then its turn's start, then the next round's opening.
+ */
 export function roomFramesOf(event: RecordedAdventureEvent): RoomFrame[] {
+  const frames = [...ownFramesOf(event), ...turnStartedOf(event)];
+  const opened = roundOpenedBy(event);
+  if (opened)
+    frames.push({ event: 'round-opened', data: { roundId: opened, version: event.version } });
+  return frames;
+}
+
+function turnStartedOf(event: RecordedAdventureEvent): RoomFrame[] {
+  const mark = turnOf(event);
+  if (mark?.kind !== 'starts') return [];
+  const { turnId, roundId, actions } = mark;
+  return [{ event: 'turn-started', data: { turnId, roundId, actions, version: event.version } }];
+}
+
+// eslint-disable-next-line max-lines-per-function -- one switch over the events a room shows, read in one place
+function ownFramesOf(event: RecordedAdventureEvent): RoomFrame[] {
   const version = event.version;
   switch (event.type) {
     case 'MemberJoined': {
@@ -94,12 +140,26 @@ export function roomFramesOf(event: RecordedAdventureEvent): RoomFrame[] {
     }
     case 'RoomHandedOver':
       return [{ event: 'handed-over', data: { ...event.data, version } }];
-    default: {
-      const mark = turnOf(event);
-      if (mark?.kind !== 'starts') return [];
-      const { turnId, roundId, actions } = mark;
-      return [{ event: 'turn-started', data: { turnId, roundId, actions, version } }];
+    case 'ActionSubmitted': {
+      const { roundId, action } = event.data;
+      const data = { roundId, userId: action.actorId, actionId: action.id, version };
+      return [{ event: 'submitted', data }];
     }
+    case 'SubmissionWithdrawn':
+      return [{ event: 'withdrawn', data: { ...event.data, version } }];
+    case 'PlayerPassed':
+      return [{ event: 'passed', data: { ...event.data, version } }];
+    case 'PlayerMarkedAway':
+      return [{ event: 'away', data: { ...event.data, version } }];
+    case 'RoundClosed':
+      return [{ event: 'round-closed', data: { ...event.data, turnId: null, version } }];
+    case 'PlayersActed': {
+      const { roundId, turnId, closedBy } = event.data;
+      if (roundId === null || closedBy === 'held') return [];
+      return [{ event: 'round-closed', data: { roundId, turnId, closedBy, version } }];
+    }
+    default:
+      return [];
   }
 }
 

@@ -2,6 +2,7 @@
 // `free` holds for the next turn, the open round of `round`, who the idle timeout marked away,
 // the hot-seat's place, and who sent each player action. Empty in a one-player adventure.
 
+import type { AdventureEvent } from './adventure.events';
 import type { TurnAction } from './round.events';
 
 export interface OpenRound {
@@ -53,4 +54,19 @@ export function emptyTurns(): TurnsState {
 /** True when the round has anything in it (a submission or a pass). */
 export function roundStarted(round: OpenRound): boolean {
   return round.submitted.length > 0 || round.passed.length > 0;
+}
+
+/**
+ * The round an event opens, or null: THE rule of when a round opens (the room stream's
+ * `round-opened` frame and the `round.opened` webhook both ask it). A round opens when the one
+ * before it closes, with a turn (`PlayersActed` of that round) or without (`RoundClosed`): the
+ * projection's open round is the next one from that event on, and it takes submissions at once,
+ * even while the closed round's turn is narrated. Round-1 is open from the adventure's start and
+ * no event opens it. Decided from the event alone, so a stream resumed from the log repeats it.
+ */
+export function roundOpenedBy(event: AdventureEvent): string | null {
+  if (event.type !== 'PlayersActed' && event.type !== 'RoundClosed') return null;
+  const closed = event.data.roundId;
+  const number = closed === null ? NaN : Number(/^round-(\d+)$/.exec(closed)?.[1]);
+  return Number.isInteger(number) ? roundIdOf(number + 1) : null;
 }
