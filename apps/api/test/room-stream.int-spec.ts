@@ -240,6 +240,67 @@ describe('GET /v1/adventures/:id/stream', () => {
     resumed.close();
   });
 
+  it('given a round room, when two players submit over HTTP and the last one closes the round, then a follower sees submitted twice, round-closed with its turn, turn-started naming the round and each actor, the chunks, done naming the round, and the next round opened; no submission text before the turn', async () => {
+    const room = await newAdventure();
+    const accounts = api.app.get(AccountsRepository);
+    const mira = await accounts.createUser({ name: 'mira' });
+    const miraKey = (await accounts.createKey(mira.id))!.key;
+    await join(room, mira.id, 'Mira');
+    const policy = await api.request('PATCH', `/v1/adventures/${room}`, {
+      settings: { turnPolicy: 'round' },
+    });
+    expect(policy.status).toBe(200);
+    const follower = follow(room);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    const mine = await api.request('POST', `/v1/adventures/${room}/actions`, {
+      type: 'do',
+      text: 'Bar the gate',
+    });
+    expect(mine.status).toBe(202);
+    expect(mine.body).toMatchObject({ roundId: 'round-1', submitted: true });
+    const theirs = await api.request(
+      'POST',
+      `/v1/adventures/${room}/actions`,
+      { type: 'do', text: 'Light the beacon' },
+      { authorization: `Bearer ${miraKey}` },
+    );
+    expect(theirs.status).toBe(202);
+    const turnId = theirs.body.turnId as string;
+    expect(theirs.body).toMatchObject({ roundId: 'round-1' });
+    expect(typeof turnId).toBe('string');
+    await narrate(room, turnId, ['The gate ', 'holds.']);
+
+    const frames = await follower.until((frame) => frame.event === 'round-opened');
+    const events = seen(frames);
+    const order = ['submitted', 'submitted', 'round-closed', 'turn-started', 'chunk', 'done'];
+    let from = 0;
+    for (const name of order) {
+      const at = events.indexOf(name, from);
+      expect({ name, at: at >= 0 ? 'found' : events }).toEqual({ name, at: 'found' });
+      from = at + 1;
+    }
+    expect(events[events.length - 1]).toBe('round-opened');
+    const byName = (name: string) => frames.filter((frame) => frame.event === name);
+    expect(byName('submitted').map((frame) => frame.data.userId)).toEqual([api.userId, mira.id]);
+    expect(byName('round-closed')[0].data).toMatchObject({
+      roundId: 'round-1',
+      turnId,
+      closedBy: 'all-in',
+    });
+    expect(byName('turn-started')[0].data).toMatchObject({
+      turnId,
+      roundId: 'round-1',
+      actions: [{ actorId: api.userId }, { actorId: mira.id }],
+    });
+    expect(byName('done')[0].data).toMatchObject({ turnId, roundId: 'round-1' });
+    expect((byName('done')[0].data.actionIds as string[]).length).toBe(2);
+    expect(byName('round-opened')[0].data).toMatchObject({ roundId: 'round-2' });
+    const beforeTurn = frames.slice(0, events.indexOf('turn-started'));
+    expect(JSON.stringify(beforeTurn)).not.toMatch(/beacon|Bar the gate/);
+    follower.close();
+  });
+
   it('given a reconnect after its turn stream expired, when the log has the narration, then done is made from the log', async () => {
     const room = await newAdventure();
     const turn = await act(room, 'Wait');

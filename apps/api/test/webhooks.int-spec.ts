@@ -123,11 +123,11 @@ describe('webhook registration', () => {
     [{ url: 'https://u:p@93.184.216.34/', events: ['turn.narrated'] }, /credentials/],
     [
       { url: PUBLIC_URL, events: [] },
-      /events must name one or more of turn.narrated, turn.failed, member.joined/,
+      /events must name one or more of turn.narrated, turn.failed, member.joined, round.opened/,
     ],
     [
       { url: PUBLIC_URL, events: ['round.opened'] },
-      /events may hold only turn.narrated, turn.failed, member.joined/,
+      /events may hold only turn.narrated, turn.failed, member.joined, round.opened/,
     ],
     [{ url: PUBLIC_URL }, /events is missing/],
     [

@@ -53,4 +53,30 @@ describe('webhookEventOf', () => {
     expect(isWebhookEventType('turn.narrated')).toBe(true);
     expect(isWebhookEventType('round.opened')).toBe(false);
   });
+
+  it("given a round closing with or without a turn, then round.opened for the next round, by the room stream's rule; given held actions of free, then none", () => {
+    const actedRound = {
+      type: 'PlayersActed',
+      data: { turnId: 't1', roundId: 'round-4', closedBy: 'host', actions: [] },
+    } as AdventureEvent;
+    expect(webhookEventOf('a1', actedRound)).toEqual({
+      event: 'round.opened',
+      messageId: 'msg_a1_round-5_opened',
+      data: { adventureId: 'a1', roundId: 'round-5' },
+    });
+    const allPassed = {
+      type: 'RoundClosed',
+      data: { roundId: 'round-5', closedBy: 'all-in' },
+    } as AdventureEvent;
+    expect(webhookEventOf('a1', allPassed)?.data).toEqual({
+      adventureId: 'a1',
+      roundId: 'round-6',
+    });
+    const held = {
+      type: 'PlayersActed',
+      data: { turnId: 't2', roundId: null, closedBy: 'held', actions: [] },
+    } as AdventureEvent;
+    expect(webhookEventOf('a1', held)).toBeNull();
+    expect(isWebhookEventType('round.opened')).toBe(true);
+  });
 });

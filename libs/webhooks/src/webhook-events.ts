@@ -3,13 +3,18 @@
 // the outbox with the event, in the same statement). A delivery carries ids only; the receiver
 // reads the rest (the narration's text, say) through the API with its own key.
 //
-// Rooms: a member joining is told (to the adventure's owner, the host). "Round opened" is not:
-// rooms have no such event yet; when one lands it gets a type here and a case below, and
-// nothing else changes.
-import type { AdventureEvent } from '@chronicle/adventure';
+// Rooms: a member joining is told (to the adventure's owner, the host), and a round opening, by
+// the same rule as the room stream's `round-opened` frame (libs/adventure roundOpenedBy: a round
+// opens when the one before it closes), so the two never disagree.
+import { roundOpenedBy, type AdventureEvent } from '@chronicle/adventure';
 
 /** Every event type a webhook may ask for. */
-export const WEBHOOK_EVENT_TYPES = ['turn.narrated', 'turn.failed', 'member.joined'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'turn.narrated',
+  'turn.failed',
+  'member.joined',
+  'round.opened',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export function isWebhookEventType(value: unknown): value is WebhookEventType {
@@ -26,6 +31,15 @@ export interface WebhookEvent {
 
 /** The webhook event an adventure's event is, or null when webhooks are not told of it. */
 export function webhookEventOf(adventureId: string, event: AdventureEvent): WebhookEvent | null {
+  const opened = roundOpenedBy(event);
+  if (opened) {
+    // Round ids are per adventure (round-1, round-2, …): the message id names the adventure too.
+    return {
+      event: 'round.opened',
+      messageId: `msg_${adventureId}_${opened}_opened`,
+      data: { adventureId, roundId: opened },
+    };
+  }
   switch (event.type) {
     case 'Narrated':
       return {
