@@ -113,7 +113,6 @@ function turnStartedOf(event: RecordedAdventureEvent): RoomFrame[] {
   return [{ event: 'turn-started', data: { turnId, roundId, actions, version: event.version } }];
 }
 
-// eslint-disable-next-line max-lines-per-function -- one switch over the events a room shows, read in one place
 function ownFramesOf(event: RecordedAdventureEvent): RoomFrame[] {
   const version = event.version;
   switch (event.type) {

@@ -1250,7 +1250,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string;
-            events: ("turn.narrated" | "turn.failed" | "member.joined")[];
+            events: ("turn.narrated" | "turn.failed" | "member.joined" | "round.opened")[];
             /** Format: uuid */
             id: string;
             /**
@@ -1304,7 +1304,7 @@ export interface components {
              *       "turn.narrated"
              *     ]
              */
-            events: ("turn.narrated" | "turn.failed" | "member.joined")[];
+            events: ("turn.narrated" | "turn.failed" | "member.joined" | "round.opened")[];
             /**
              * @description Where deliveries are POSTed: http(s), no credentials, a public address unless the operator allows private ones.
              * @example https://bot.example/chronicle
@@ -1325,7 +1325,7 @@ export interface components {
             durationMs: number;
             error: string | null;
             /** @enum {string} */
-            event: "turn.narrated" | "turn.failed" | "member.joined";
+            event: "turn.narrated" | "turn.failed" | "member.joined" | "round.opened";
             /** @description The `webhook-id` header the receiver saw: its idempotency key. */
             messageId: string;
             /** Format: date-time */
@@ -1879,7 +1879,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             description: string;
-            events: ("turn.narrated" | "turn.failed" | "member.joined")[];
+            events: ("turn.narrated" | "turn.failed" | "member.joined" | "round.opened")[];
             /** Format: uuid */
             id: string;
             url: string;

@@ -49,9 +49,14 @@ describe('webhookEventOf', () => {
   });
 
   it('knows the event types a registration may name, and no other', () => {
-    expect(WEBHOOK_EVENT_TYPES).toEqual(['turn.narrated', 'turn.failed', 'member.joined']);
+    expect(WEBHOOK_EVENT_TYPES).toEqual([
+      'turn.narrated',
+      'turn.failed',
+      'member.joined',
+      'round.opened',
+    ]);
     expect(isWebhookEventType('turn.narrated')).toBe(true);
-    expect(isWebhookEventType('round.opened')).toBe(false);
+    expect(isWebhookEventType('round.closed')).toBe(false);
   });
 
   it("given a round closing with or without a turn, then round.opened for the next round, by the room stream's rule; given held actions of free, then none", () => {
