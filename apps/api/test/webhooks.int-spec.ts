@@ -126,7 +126,7 @@ describe('webhook registration', () => {
       /events must name one or more of turn.narrated, turn.failed, member.joined, round.opened/,
     ],
     [
-      { url: PUBLIC_URL, events: ['round.opened'] },
+      { url: PUBLIC_URL, events: ['round.closed'] },
       /events may hold only turn.narrated, turn.failed, member.joined, round.opened/,
     ],
     [{ url: PUBLIC_URL }, /events is missing/],
