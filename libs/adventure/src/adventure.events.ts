@@ -1,3 +1,5 @@
+// max-lines: the adventure stream's own event types and the union of every stream event, read
+// together; the room's, rounds', scripts' and memories' events already live in their own files.
 // The facts of one adventure, in the order they happened, on one stream per adventure. Model
 // output is a fact too: a narration, its refereed state events, usage and the context manifest
 // are stored here, so a replay never calls a model.

@@ -1,3 +1,6 @@
+// max-lines: starting a turn (act, retry, resends, onInput scripts, announcing) is one flow read top
+// to bottom; the room's answers (roomAnswer, roomResend) are its last ~70 lines and are the part to
+// move out when audiences (who sees a held or submitted action) change them.
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
