@@ -1,5 +1,4 @@
-// max-lines: one check per event type of the catalogue, side by side, so a reader sees every type
-// has exactly one and compares them; split by family the table would scatter over several files.
+/* eslint-disable max-lines -- one check per event type of the catalogue, side by side, so a reader sees every type has exactly one and compares them; split by family the table would scatter over several files */
 // What each event type's data must hold to be one the live API could have written: the same
 // field checks and limits as the deciders apply to commands, and the preconditions of its own on
 // the state before it (an action id is new, a card fits). Each event type's entry in the event
