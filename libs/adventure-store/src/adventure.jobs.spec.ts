@@ -164,7 +164,7 @@ describe('jobsAfter', () => {
       );
     }
 
-    it('given a round submission, then the round timer and idle timer are set; the last submission is narrated in the same append', () => {
+    it('given a round submission, then the round timer and idle timer are set; the last submission is narrated in the same append and the next round opening is told to webhooks', () => {
       const history = room('round', { idle: 30, round: 120 });
       const first = history.run({
         type: 'SubmitAction',
@@ -192,10 +192,21 @@ describe('jobsAfter', () => {
         type: 'SubmitAction',
         data: { turnId: 't2', inputType: 'do', text: 'wait', actionId: 'x2', actorId: 'owner-1' },
       });
+      // The round it closed opens the next one: webhooks hear round.opened from the same append.
       expect(jobsAfter(last, history.state)).toEqual([
         {
           jobName: JobName.NarrateTurn,
           payload: { adventureId: 'a1', turnId: 't1', userId: 'owner-1' },
+        },
+        {
+          jobName: JobName.NotifyWebhooks,
+          payload: {
+            adventureId: 'a1',
+            userId: 'owner-1',
+            event: 'round.opened',
+            messageId: 'msg_a1_round-2_opened',
+            data: { adventureId: 'a1', roundId: 'round-2' },
+          },
         },
       ]);
     });
